@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// session-cleanup: a systemd daemon that ends registered remote sessions when it is stopped.
+///
+/// Layout: two C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
+/// interface), the domain library `SessionCleanup` (no globals), and thin executables.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "session-cleanup",
+    products: [
+        .executable(name: "session-cleanup", targets: ["session-cleanup"]),
+        .library(name: "SessionCleanup", targets: ["SessionCleanup"]),
+    ],
+    targets: [
+        .target(
+            name: "CSystemd",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
+            linkerSettings: [.linkedLibrary("systemd")]
+        ),
+        .target(
+            name: "CCurl",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(
+            name: "SessionCleanup",
+            dependencies: ["CSystemd", "CCurl"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "session-cleanup",
+            dependencies: ["SessionCleanup"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UnitTests",
+            dependencies: ["SessionCleanup"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SessionCleanup"],
+            swiftSettings: strict
+        ),
+    ]
+)

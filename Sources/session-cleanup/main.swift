@@ -1,0 +1,2 @@
+import SessionCleanup
+print(SessionCleanupVersion.string)
