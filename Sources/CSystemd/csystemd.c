@@ -1,2 +1,59 @@
+#define _GNU_SOURCE
 #include "csystemd.h"
-int csd_placeholder(void) { return 0; }
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+
+int csd_signals_open(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    int r = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (r != 0) return -r;
+    /* A peer closing a socket must give EPIPE, not end the daemon. */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) return -errno;
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int csd_signals_read(int fd, int32_t *sender_pid) {
+    struct signalfd_siginfo info;
+    for (;;) {
+        ssize_t n = read(fd, &info, sizeof info);
+        if (n == (ssize_t)sizeof info) {
+            if (sender_pid) *sender_pid = (int32_t)info.ssi_pid;
+            return (int)info.ssi_signo;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 0;
+        return n < 0 ? -errno : -EIO;
+    }
+}
+
+int csd_notify(const char *state) { return sd_notify(0, state); }
+
+int csd_watchdog_enabled(uint64_t *usec) { return sd_watchdog_enabled(0, usec); }
+
+int csd_journal_sendv(const struct iovec *fields, int count) { return sd_journal_sendv(fields, count); }
+
+int csd_stderr_is_journal(void) {
+    const char *e = getenv("JOURNAL_STREAM");
+    if (!e) return 0;
+    unsigned long long dev = 0, ino = 0;
+    if (sscanf(e, "%llu:%llu", &dev, &ino) != 2) return 0;
+    struct stat st;
+    if (fstat(STDERR_FILENO, &st) < 0) return 0;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+int csd_booted(void) { return sd_booted() > 0; }

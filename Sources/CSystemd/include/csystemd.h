@@ -1,5 +1,42 @@
 #ifndef CSYSTEMD_H
 #define CSYSTEMD_H
-/* The only code that touches libsystemd and signal masks. Filled in by the daemon core. */
-int csd_placeholder(void);
+/*
+ * CSystemd: the only code in session-cleanup that touches libsystemd and signal masks.
+ * Every function returns a negative errno on failure (systemd's convention) so the Swift
+ * side can name the cause; nothing here logs or allocates on behalf of the caller.
+ */
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+/* Linux APIs the event loop needs that Swift's Glibc module does not export. */
+#include <sys/epoll.h>
+
+/* Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it creates
+ * later), ignores SIGPIPE, and returns a non-blocking, close-on-exec signalfd that reports
+ * those three signals; or -errno. Call first thing in a synchronous main, before any thread
+ * exists: a thread created earlier keeps the signals unblocked and one of them could kill
+ * the process. Never called from a library constructor (it would affect test binaries). */
+int csd_signals_open(void);
+
+/* Reads one pending signal from fd: returns its number (> 0) and stores the sender's pid,
+ * 0 when none is pending, or -errno. */
+int csd_signals_read(int fd, int32_t *sender_pid);
+
+/* sd_notify(0, state): > 0 sent, 0 when $NOTIFY_SOCKET is unset (not under systemd), -errno. */
+int csd_notify(const char *state);
+
+/* sd_watchdog_enabled(0, ...): > 0 and *usec set when WatchdogSec= applies to this process,
+ * 0 when disabled, -errno when $WATCHDOG_USEC is malformed. */
+int csd_watchdog_enabled(uint64_t *usec);
+
+/* sd_journal_sendv: fields are "NAME=value" iovecs. 0 or -errno. */
+int csd_journal_sendv(const struct iovec *fields, int count);
+
+/* 1 when stderr is the journal stream systemd connected ($JOURNAL_STREAM matches fd 2's
+ * device and inode), else 0. Used to pick native journal entries over stderr lines. */
+int csd_stderr_is_journal(void);
+
+/* 1 when the system was booted with systemd (sd_booted), 0 otherwise. */
+int csd_booted(void);
+
 #endif
