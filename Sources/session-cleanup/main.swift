@@ -1,2 +1,7 @@
+// session-cleanup: the command line. Parses arguments, then hands over to one verb.
+// Synchronous on purpose: the daemon blocks its signals first thing, before any thread exists.
+import Glibc
 import SessionCleanup
-print(SessionCleanupVersion.string)
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+exit(CommandLineInterface.run(arguments).rawValue)

@@ -1,0 +1,102 @@
+/// The daemon's configuration: `session-cleanup.conf` plus its drop-ins.
+///
+/// ```
+/// [Stop]
+/// BudgetSec=25s
+/// [Endpoint]
+/// Name=auth
+/// URL=https://auth.example.com/user/{session}/endsession
+/// ```
+/// Every default is written next to its property. Unknown sections and keys are errors:
+/// a typo must not silently become a default.
+public struct Configuration: Sendable, Equatable {
+    /// `[Stop]`: how a stop run spends its budget.
+    public var stop = StopSettings()
+    /// `[Start]`: what happens after start-up.
+    public var start = StartSettings()
+    /// `[Control]`: the control socket.
+    public var control = ControlSettings()
+    /// `[Endpoint]` sections, in the order first defined.
+    public var endpoints: [EndpointConfiguration] = []
+
+    /// The defaults (no endpoints).
+    public init() {}
+
+    /// The default main file.
+    public static let defaultPath = "/etc/session-cleanup/session-cleanup.conf"
+
+    /// The endpoint called `name`.
+    public func endpoint(named name: String) -> EndpointConfiguration? {
+        endpoints.first { $0.name == name }
+    }
+}
+
+/// `[Stop]` settings.
+public struct StopSettings: Sendable, Equatable {
+    /// `BudgetSec=`: the time a stop run may take, from SIGTERM to exit. Keep it below the
+    /// unit's `TimeoutStopSec=` (30 s); the daemon extends systemd's timeout when it is not.
+    public var budget: Duration = .seconds(25)
+    /// `MinimumRequestSec=`: no request starts when less than this remains of the budget.
+    public var minimumRequest: Duration = .seconds(1)
+    /// `MaxConcurrentRequests=`: calls in flight at once; also connections per host.
+    public var maxConcurrentRequests = 256
+    /// `RetryDelaySec=`: the first retry's backoff; doubled each retry, with jitter.
+    public var retryDelay: Duration = .milliseconds(250)
+    /// `MaxAttempts=`: requests per call at most (1 = no retries).
+    public var maxAttempts = 4
+}
+
+/// `[Start]` settings.
+public struct StartSettings: Sendable, Equatable {
+    /// `LeftoverBudgetSec=`: the budget for ending, after start-up, sessions an earlier stop run
+    /// could not end.
+    public var leftoverBudget: Duration = .seconds(60)
+}
+
+/// `[Control]` settings.
+public struct ControlSettings: Sendable, Equatable {
+    /// `SocketMode=`: who may connect (octal). Authorization inside is by peer uid.
+    public var socketMode: UInt32 = 0o660
+    /// `SocketGroup=`: the socket's group; empty keeps the daemon's own.
+    public var socketGroup = ""
+    /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.
+    public var maxSessionsPerUser = 10_000
+}
+
+/// How an endpoint's reply is judged.
+public enum SuccessRule: String, Sendable, Equatable {
+    /// The reply is JSON with a truthy `success` key (the original end-session contract).
+    case jsonSuccess = "json-success"
+    /// Any 2xx status.
+    case anyTwoHundred = "2xx"
+}
+
+/// One `[Endpoint]`: a named HTTP call that ends a session at one service.
+public struct EndpointConfiguration: Sendable, Equatable {
+    /// `Name=`: how sessions refer to it (`[A-Za-z0-9_.-]`).
+    public var name: String
+    /// `URL=`: http or https, with `{session}` where the (percent-encoded) key goes.
+    public var url: String
+    /// `Method=`: GET (the original call), POST, PUT or DELETE.
+    public var method = "GET"
+    /// `TimeoutSec=`: one request's timeout, further capped by the budget's time remaining.
+    public var timeout: Duration = .seconds(20)
+    /// `Success=`: how a reply is judged.
+    public var success: SuccessRule = .jsonSuccess
+    /// `GoneStatus=`: statuses meaning "already ended", counted as ended.
+    public var goneStatuses: [Int] = [404, 410]
+    /// `Header=`: extra `Name: value` headers (may use `{session}`).
+    public var headers: [String] = []
+    /// `Body=`: a request body template (may use `{session}`).
+    public var body: String?
+    /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
+    public var tokenCredential: String?
+    /// `CAFile=`: a private CA bundle to verify the server against.
+    public var caFile: String?
+
+    /// Creates an endpoint with defaults for everything but its name and URL.
+    public init(name: String, url: String) {
+        self.name = name
+        self.url = url
+    }
+}

@@ -1,0 +1,63 @@
+import CSystemd
+
+/// Tells the service manager about the daemon's state (`sd_notify`).
+public protocol Notifier: AnyObject {
+    /// Sends the newline-joined assignments as one message.
+    func send(_ assignments: [NotifyAssignment])
+}
+
+/// One `sd_notify` assignment.
+public enum NotifyAssignment: Sendable, Equatable, CustomStringConvertible {
+    /// `READY=1`: start-up finished (or a reload did).
+    case ready
+    /// `RELOADING=1` with `MONOTONIC_USEC=`: a reload began.
+    case reloading(MonotonicInstant)
+    /// `STOPPING=1`: the stop run began.
+    case stopping
+    /// `STATUS=`: one line for `systemctl status`.
+    case status(String)
+    /// `WATCHDOG=1`: the loop is alive.
+    case watchdog
+    /// `EXTEND_TIMEOUT_USEC=`: do not time out the current state within this duration.
+    case extendTimeout(Duration)
+    /// `ERRNO=`: why start-up failed.
+    case errno(Int32)
+
+    /// The assignment as sent.
+    public var description: String {
+        switch self {
+        case .ready: return "READY=1"
+        case .reloading(let now): return "RELOADING=1\nMONOTONIC_USEC=\(now.microseconds)"
+        case .stopping: return "STOPPING=1"
+        case .status(let text): return "STATUS=\(text.replacing("\n", with: " "))"
+        case .watchdog: return "WATCHDOG=1"
+        case .extendTimeout(let duration): return "EXTEND_TIMEOUT_USEC=\(max(0, duration.microseconds))"
+        case .errno(let value): return "ERRNO=\(value)"
+        }
+    }
+}
+
+/// `sd_notify` on `$NOTIFY_SOCKET`; does nothing when it is unset (not run by systemd).
+public final class SystemdNotifier: Notifier {
+    /// Creates the notifier.
+    public init() {}
+
+    /// Sends the assignments; a failure to reach systemd is not fatal and is not retried.
+    public func send(_ assignments: [NotifyAssignment]) {
+        _ = csd_notify(assignments.map(\.description).joined(separator: "\n"))
+    }
+}
+
+/// Keeps messages in memory, for tests.
+public final class MemoryNotifier: Notifier {
+    /// Every message sent, each as its newline-joined text.
+    public private(set) var messages: [String] = []
+
+    /// Creates an empty notifier.
+    public init() {}
+
+    /// Records the message.
+    public func send(_ assignments: [NotifyAssignment]) {
+        messages.append(assignments.map(\.description).joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,83 @@
+/// The time a run of end-session calls may take — the Linux counterpart of a background task
+/// with an expiration handler.
+///
+/// It begins when the run begins (for the stop run: at SIGTERM), knows its ``timeRemaining``,
+/// refuses new requests once less than ``minimumRequest`` remains, caps every request's timeout
+/// by what remains, and runs its expiration handler exactly once: when the owner's timer fires
+/// at ``deadline``, or at once when ``expire(reason:)`` is called early (a second SIGTERM).
+public final class StopBudget {
+    /// Why a budget expired.
+    public enum ExpiryReason: String, Sendable {
+        /// The budget's time ran out.
+        case timeUp = "time-up"
+        /// A second SIGTERM or SIGINT asked to stop now.
+        case secondSignal = "second-signal"
+    }
+
+    /// The whole budget.
+    public let total: Duration
+    /// No request starts with less than this remaining.
+    public let minimumRequest: Duration
+    /// When the budget began.
+    public let startedAt: MonotonicInstant
+    /// When it ends.
+    public let deadline: MonotonicInstant
+    /// Why it expired, once it has.
+    public private(set) var expiry: ExpiryReason?
+    private let clock: any MonotonicClock
+    private var expirationHandler: ((ExpiryReason) -> Void)?
+
+    /// Begins a budget of `total` now.
+    public init(total: Duration, minimumRequest: Duration, clock: any MonotonicClock) {
+        self.total = total
+        self.minimumRequest = minimumRequest
+        self.clock = clock
+        startedAt = clock.now()
+        deadline = startedAt.advanced(by: total)
+    }
+
+    /// Sets what runs, once, when the budget expires (replacing an earlier handler).
+    public func onExpiration(_ handler: @escaping (ExpiryReason) -> Void) {
+        expirationHandler = handler
+    }
+
+    /// Time left before the deadline; zero once expired.
+    public var timeRemaining: Duration {
+        guard expiry == nil else { return .zero }
+        let left = deadline.duration(since: clock.now())
+        return left > .zero ? left : .zero
+    }
+
+    /// Time since the budget began.
+    public var elapsed: Duration { clock.now().duration(since: startedAt) }
+
+    /// Whether a new request may start: not expired and at least ``minimumRequest`` left.
+    public var allowsNewRequest: Bool { expiry == nil && timeRemaining >= minimumRequest }
+
+    /// The timeout for a request that would take at most `limit`: the smaller of `limit` and the
+    /// time remaining less `margin` (kept for recording results before the deadline); nil when
+    /// no request may start.
+    public func requestTimeout(limit: Duration, margin: Duration) -> Duration? {
+        guard allowsNewRequest else { return nil }
+        let capped = min(limit, timeRemaining - margin)
+        return capped > .zero ? capped : nil
+    }
+
+    /// Expires the budget now. Returns true the first time (the handler ran), false after.
+    @discardableResult
+    public func expire(reason: ExpiryReason) -> Bool {
+        guard expiry == nil else { return false }
+        expiry = reason
+        let handler = expirationHandler
+        expirationHandler = nil
+        handler?(reason)
+        return true
+    }
+
+    /// Called by the owner's timer at ``deadline``: expires the budget unless already expired.
+    @discardableResult
+    public func expireIfDue() -> Bool {
+        guard expiry == nil, clock.now() >= deadline else { return false }
+        return expire(reason: .timeUp)
+    }
+}
