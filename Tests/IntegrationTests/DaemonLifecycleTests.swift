@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+
+/// The real binary, a notify socket the test owns, real signals.
+final class DaemonLifecycleTests: XCTestCase {
+    func testStartsReadyThenStopsOnSigtermWithTheExactNotifyMessagesInOrder() throws {
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=7s\n")
+        let startup = try XCTUnwrap(daemon.waitUntilReady(), "no READY=1; stderr: \(daemon.stderr)")
+        let ready = try XCTUnwrap(startup.last)
+        XCTAssertTrue(ready.hasPrefix("READY=1\nSTATUS=Ready: "), ready)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+        let stopping = daemon.notify.drain(for: 0.2)
+        XCTAssertEqual(stopping.first?.split(separator: "\n").first, "STOPPING=1")
+        // The extension covers the 7 s budget plus the 5 s exit grace.
+        XCTAssertTrue(stopping.first?.contains("\nEXTEND_TIMEOUT_USEC=12000000\n") ?? false, "\(stopping)")
+        XCTAssertTrue(stopping.last?.hasPrefix("STATUS=Stopped in ") ?? false, "\(stopping)")
+        XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=stop-begun"), daemon.stderr)
+        XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=7000000"), daemon.stderr)
+        XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=stopped"), daemon.stderr)
+    }
+
+    func testSigintStopsLikeSigterm() throws {
+        let daemon = try DaemonProcess()
+        XCTAssertNotNil(daemon.waitUntilReady())
+        daemon.signal(SIGINT)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+        XCTAssertTrue(daemon.stderr.contains("SIGNAL=SIGINT"), daemon.stderr)
+    }
+
+    func testSighupReloadsAGoodConfigurationAndReportsReadyAgain() throws {
+        let scratch = try ScratchDirectory("reload")
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=5s\n", scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        _ = try scratch.write("session-cleanup.conf", "[Stop]\nBudgetSec=9s\n")
+        daemon.signal(SIGHUP)
+        let messages = try XCTUnwrap(daemon.notify.receive(until: { $0.hasPrefix("READY=1") }, timeout: 5))
+        XCTAssertTrue(messages.first?.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") ?? false, "\(messages)")
+        XCTAssertTrue(messages.last?.contains("stop budget 9.0 s") ?? false, "\(messages)")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+        XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=9000000"), "the new budget governs the stop run")
+    }
+
+    func testSighupWithABrokenConfigurationKeepsTheOldOneAndSaysWhy() throws {
+        let scratch = try ScratchDirectory("badreload")
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=5s\n", scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        _ = try scratch.write("session-cleanup.conf", "[Stop]\nBudgetSec=5s\nNoSuchKey=1\n")
+        daemon.signal(SIGHUP)
+        let messages = try XCTUnwrap(daemon.notify.receive(until: { $0.hasPrefix("READY=1") }, timeout: 5))
+        XCTAssertTrue(messages.last?.contains("reload failed") ?? false, "\(messages)")
+        XCTAssertTrue(daemon.stderr.contains("session-cleanup.conf:3: unknown key 'NoSuchKey'"), daemon.stderr)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+        XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=5000000"), "the old budget still governs")
+    }
+
+    func testInvalidConfigurationAtStartExitsWithExConfigAndNamesTheLine() throws {
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=forever\n")
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 78)
+        XCTAssertTrue(daemon.stderr.contains("session-cleanup.conf:2: invalid BudgetSec='forever'"), daemon.stderr)
+    }
+
+    func testWatchdogIsPingedAtHalfTheInterval() throws {
+        let scratch = try ScratchDirectory("watchdog")
+        // WATCHDOG_PID must name the daemon itself, which is unknown before it starts:
+        // without WATCHDOG_PID, sd_watchdog_enabled accepts WATCHDOG_USEC for any process.
+        let daemon = try DaemonProcess(environment: ["WATCHDOG_USEC": "400000"], scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let pings = daemon.notify.drain(for: 1.1).filter { $0 == "WATCHDOG=1" }
+        XCTAssertTrue((4...7).contains(pings.count), "expected a ping every 200 ms, got \(pings.count) in 1.1 s")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+    }
+
+    func testCheckConfigValidatesAndExitsNonZeroOnErrors() throws {
+        let scratch = try ScratchDirectory("check")
+        let good = try scratch.write("good.conf", "[Stop]\nBudgetSec=10s\n")
+        let result = try BuiltBinary.run(["check-config", "--config", good])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertTrue(result.out.contains("Configuration OK"))
+        _ = try scratch.write("good.conf.d/50-more.conf", "[Stop]\nMaxConcurrentRequests=nope\n")
+        let bad = try BuiltBinary.run(["check-config", "--config", good])
+        XCTAssertEqual(bad.status, 78)
+        XCTAssertTrue(bad.err.contains("good.conf.d/50-more.conf:2:"), bad.err)
+    }
+
+    func testHelpVersionAndUsageErrors() throws {
+        XCTAssertEqual(try BuiltBinary.run(["--version"]).status, 0)
+        XCTAssertEqual(try BuiltBinary.run(["daemon", "--help"]).status, 0)
+        XCTAssertEqual(try BuiltBinary.run(["check-config", "--version"]).out, "session-cleanup 0.1.0\n")
+        let unknown = try BuiltBinary.run(["frobnicate"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.err.contains("unknown verb 'frobnicate'"))
+        XCTAssertEqual(try BuiltBinary.run(["daemon", "--bogus"]).status, 2)
+        XCTAssertEqual(try BuiltBinary.run([]).status, 2)
+    }
+}
