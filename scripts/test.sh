@@ -1,0 +1,33 @@
+#!/bin/bash
+# Runs every test layer: unit and integration (swift test), then system tests under a real
+# systemd in a container, then the benchmark's quick smoke mode. Installs what it needs.
+# Run as root: the system tests boot containers. `--no-system` runs only the first layers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+system=1
+[ "${1:-}" = "--no-system" ] && system=0
+if [ "$(id -u)" != 0 ] && [ $system = 1 ]; then
+    echo "test.sh: the system tests boot a container and need root (or pass --no-system)" >&2
+    exit 1
+fi
+
+packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc)
+[ $system = 1 ] && packages+=(systemd-container mmdebstrap)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+    [ "$(id -u)" = 0 ] || { echo "test.sh: missing packages (install as root): ${missing[*]}" >&2; exit 1; }
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+echo "== unit and integration tests"
+swift build --build-tests -Xswiftc -warnings-as-errors
+swift test --skip-build --parallel --num-workers 2
+
+if [ $system = 1 ]; then
+    echo "== system tests (real systemd in a container)"
+    swift build -c release --static-swift-stdlib --product session-cleanup -Xswiftc -warnings-as-errors
+    SC_BINARY=.build/release/session-cleanup bash Tests/SystemTests/run.sh
+fi
