@@ -159,12 +159,22 @@ _sc_rm_cgroups() {
     done
 }
 
-# Host PIDs in the NAME cgroup (any tree).  Reads /proc so it also sees a cgroup we failed to remove.
+# Live host PIDs in NAME's cgroups (both trees).  Exited processes leave cgroup.procs at once,
+# even while they linger as zombies, so this is the "still running" view.
 sc_cgroup_pids() {
+    local h f
+    for h in "${SC_CG_ROOTS[@]}"; do
+        [ -d "$h/$SC_CG_PARENT/$1" ] || continue
+        while IFS= read -r -d '' f; do cat "$f" 2>/dev/null; done \
+            < <(find "$h/$SC_CG_PARENT/$1" -name cgroup.procs -print0 2>/dev/null)
+    done | sort -un
+}
+
+# PIDs (any mount namespace) that still have NAME's overlay mounted: should be none after poweroff.
+sc_mount_holders() {
     local f
-    # one grep over all of /proc (a fork per process would take seconds); -s: PIDs vanish meanwhile
-    for f in $(grep -ls ":/$SC_CG_PARENT/$1\(/\|\$\)" /proc/[0-9]*/cgroup 2>/dev/null); do
-        f=${f#/proc/}; echo "${f%/cgroup}"
+    for f in $(grep -ls " $(sc_run_dir "$1")/merged " /proc/[0-9]*/mountinfo 2>/dev/null); do
+        f=${f#/proc/}; echo "${f%/mountinfo}"
     done
     return 0
 }
