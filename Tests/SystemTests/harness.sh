@@ -40,7 +40,8 @@ SC_MIRROR=${SC_MIRROR:-$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /et
 SC_MIRROR=${SC_MIRROR:-$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)}
 SC_MIRROR=${SC_MIRROR:-http://deb.debian.org/debian}
 # libcurl4: the daemon links libcurl; python3: test HTTP servers run inside the container.
-SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates}
+# procps: /bin/kill, which the usual ExecReload=/bin/kill -HUP $MAINPID needs (not in minbase).
+SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps}
 SC_HOST_PACKAGES=(systemd-container mmdebstrap libsystemd-dev libcurl4-openssl-dev)
 SC_BOOT_TIMEOUT_S=${SC_BOOT_TIMEOUT_S:-60}
 SC_CG_PARENT=session-cleanup-tests      # our sub-cgroup in the host's cgroup trees
@@ -345,7 +346,7 @@ sc_wait_for() {     # sc_wait_for TIMEOUT_S CMD... : poll until CMD succeeds
 }
 
 sc_dump() {         # sc_dump NAME UNIT : status + journal of UNIT to stderr, for failing runs
-    { sc_exec "$1" systemctl status --no-pager -l "$2"; sc_journal "$1" -u "$2" -n 40 -o short-monotonic; } >&2 2>&1 || true
+    { sc_exec "$1" systemctl status --no-pager -l -n 0 "$2"; sc_journal "$1" -u "$2" -n 40 -o short-monotonic; } >&2 2>&1 || true
 }
 
 sc_summary() {      # final line "N passed, N failed"; non-zero if any failed
