@@ -86,9 +86,10 @@ sc_setup() {
     if [ ${#need[@]} -gt 0 ]; then
         sc_log "apt-get install ${need[*]}"
         # --no-install-recommends: a recommended package (libnss-*) would edit /etc/nsswitch.conf.
-        apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null \
-            || { sc_err "apt-get install ${need[*]} failed"; return 1; }
+        if ! { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; }; then
+            sc_err "apt-get install ${need[*]} failed"; return 1
+        fi
     fi
     mkdir -p "$SC_SANDBOX_ROOT"
     # One builder at a time (two runners may start together); the marker records what was built,
@@ -174,10 +175,8 @@ sc_cgroup_pids() {
 # PIDs (any mount namespace) that still have NAME's overlay mounted: should be none after poweroff.
 sc_mount_holders() {
     local f
-    for f in $(grep -ls " $(sc_run_dir "$1")/merged " /proc/[0-9]*/mountinfo 2>/dev/null); do
-        f=${f#/proc/}; echo "${f%/mountinfo}"
-    done
-    return 0
+    while IFS= read -r f; do f=${f#/proc/}; echo "${f%/mountinfo}"; done \
+        < <(grep -ls " $(sc_run_dir "$1")/merged " /proc/[0-9]*/mountinfo 2>/dev/null)
 }
 
 # Copy the files under test into the run's upper dir (the overlay shows them at boot).
@@ -291,14 +290,14 @@ sc_poweroff() {
 }
 
 sc_kill() {         # only what this harness started: everything in NAME's cgroup, and its wrapper
-    local name=${1:?usage: sc_kill NAME} run cg p i w
+    local name=${1:?usage: sc_kill NAME} run cg p w
     run=$(sc_run_dir "$name"); cg=$SC_CG_MAIN/$SC_CG_PARENT/$name
     if [ -e "$cg/cgroup.kill" ]; then echo 1 > "$cg/cgroup.kill" 2>/dev/null || true; fi
     for p in $(sc_cgroup_pids "$name"); do kill -KILL "$p" 2>/dev/null || true; done   # (v1-only hosts)
     w=$(cat "$run/wrapper.pid" 2>/dev/null)
-    for i in $(seq 50); do sc_finished "$name" && break; sleep 0.1; done
+    for _ in $(seq 50); do sc_finished "$name" && break; sleep 0.1; done
     if [ -n "$w" ] && _sc_alive "$w"; then kill -KILL "$w" 2>/dev/null || true; fi
-    for i in $(seq 50); do [ -z "$(sc_cgroup_pids "$name")" ] && break; sleep 0.1; done
+    for _ in $(seq 50); do [ -z "$(sc_cgroup_pids "$name")" ] && break; sleep 0.1; done
     _sc_rm_cgroups "$name"
 }
 
@@ -337,6 +336,7 @@ sc_ne() { [ "$1" != "$2" ] || { echo "got '$1'"; return 1; }; }
 sc_has() {          # sc_has HAYSTACK NEEDLE  (no `| grep -q` under pipefail: SIGPIPE flakes)
     grep -qF -- "$2" <<< "$1" || { echo "'$2' not found"; return 1; }
 }
+sc_lacks() { ! grep -F -- "$2" <<< "$1"; }   # sc_lacks HAYSTACK NEEDLE (prints offending lines)
 # JSON journal output has one compact object per line: "FIELD":"value".
 sc_json_has() { sc_has "$1" "\"$2\":\"$3\""; }
 

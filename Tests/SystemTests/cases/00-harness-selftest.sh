@@ -3,7 +3,7 @@
 # (fixtures/standin-daemon.py, same systemd contract), so it is independent of the real binary.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../harness.sh
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
 
 CT=selftest-$$
@@ -15,7 +15,7 @@ echo "# self-test config" > "$conf"
 
 # --- boot with every staging variable set (the stand-in plays the daemon)
 SC_BINARY=$HERE/fixtures/standin-daemon.py SC_UNIT=$HERE/fixtures/standin.service \
-SC_CONF=$conf SC_EXTRA_DIR=$extra SC_ENABLE= \
+SC_CONF=$conf SC_EXTRA_DIR=$extra \
     sc_boot "$CT" || sc_abort "boot container $CT"
 check "boot took < 10 s ($(cat "$RUN/boot_ms") ms)" test "$(cat "$RUN/boot_ms")" -lt 10000
 check "SC_BINARY staged as /usr/local/bin/session-cleanup, mode 755" \

@@ -5,7 +5,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-# shellcheck source=../harness.sh
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
 
 export SC_BINARY=${SC_BINARY:-$ROOT/.build/release/session-cleanup}
@@ -26,7 +26,7 @@ sc_boot "$CT" || sc_abort "boot container $CT"
 # --- the binary runs in the bare rootfs: every shared library resolves (static Swift stdlib)
 if [ "$(head -c4 "$SC_BINARY" | od -An -c | tr -d ' ')" = '177ELF' ]; then
     check "all shared libraries of the binary resolve inside" \
-        bash -c '! grep "not found" <<< "$1"' _ "$(sc_exec "$CT" ldd /usr/local/bin/session-cleanup 2>&1)"
+        sc_lacks "$(sc_exec "$CT" ldd /usr/local/bin/session-cleanup 2>&1)" "not found"
 fi
 
 # --- the shipped unit file
