@@ -312,7 +312,7 @@ _sc_on_exit() {     # EXIT trap: no container booted by this shell outlives it
     local n
     for n in "${SC_BOOTED[@]}"; do
         if sc_running "$n" || [ -n "$(sc_cgroup_pids "$n")" ]; then
-            sc_log "cleanup: killing leftover container $n"; sc_kill "$n"
+            sc_log "cleanup: killing leftover container $n (files kept: $(sc_run_dir "$n"))"; sc_kill "$n"
         fi
     done
 }
@@ -344,6 +344,8 @@ sc_wait_for() {     # sc_wait_for TIMEOUT_S CMD... : poll until CMD succeeds
     local deadline=$(( $(sc_ms) + $1 * 1000 )); shift
     until "$@" >/dev/null 2>&1; do [ "$(sc_ms)" -lt "$deadline" ] || return 1; sleep 0.1; done
 }
+
+sc_sleep() { sleep "$1" & wait $!; }   # unlike plain sleep, a TERM trap runs at once
 
 sc_dump() {         # sc_dump NAME UNIT : status + journal of UNIT to stderr, for failing runs
     { sc_exec "$1" systemctl status --no-pager -l -n 0 "$2"; sc_journal "$1" -u "$2" -n 40 -o short-monotonic; } >&2 2>&1 || true

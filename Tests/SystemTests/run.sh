@@ -49,7 +49,13 @@ for c in "$HERE"/cases/*.sh; do
     fi
     sc_log "=== $name"
     : > "$results"; t0=$(sc_ms)
-    SC_RESULTS_FILE=$results bash "$c"; rc=$?
+    # In the background + wait, so a TERM/INT sent to run.sh (CI timeout, Ctrl-C) reaches the
+    # case as TERM (a background job ignores SIGINT), whose EXIT trap then kills its containers.
+    SC_RESULTS_FILE=$results bash "$c" & child=$!
+    trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 143' TERM
+    trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 130' INT
+    wait "$child"; rc=$?
+    trap 'exit 143' TERM; trap 'exit 130' INT      # (the harness' own handlers again)
     read -r p f < "$results" || { p=0; f=0; }
     # A case that died before its summary (or exited non-zero with 0 failures) counts as one failure.
     if [ ! -s "$results" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then

@@ -56,7 +56,9 @@ check "sc_cleanup removed the run dir" test ! -e "$RUN"
 
 # --- the EXIT trap: a script that fails with a container running leaves nothing behind
 T=selftest-trap-$$
-bash -c 'source "$1"; sc_boot "$2" || exit 1; exit 3' _ "$HERE/harness.sh" "$T"
+# shellcheck disable=SC2016  # (expanded by the child shell)
+env -u SC_BINARY -u SC_UNIT -u SC_CONF -u SC_EXTRA_DIR -u SC_ENABLE \
+    bash -c 'source "$1"; sc_boot "$2" || exit 1; exit 3' _ "$HERE/harness.sh" "$T"
 rc=$?
 check "failing script exited with its own code (3)" sc_eq "$rc" 3
 check "its container was killed by the trap (no processes)" sc_eq "$(sc_cgroup_pids "$T")" ""
