@@ -119,7 +119,7 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(store.statistics.syncs, 1, "an empty commit does not sync")
         let scan = try bytes(log(dir)).withUnsafeBytes { StoreFrame.scan($0) }
         XCTAssertEqual(scan.frames.count, 1, "one commit is one frame")
-        XCTAssertEqual(scan.frames.first?.records.count, 16)
+        XCTAssertEqual(scan.frames.first?.recordCount, 16)
     }
 
     func testDuplicateRegistrationIsRejectedAndStagesNothing() throws {
@@ -230,11 +230,13 @@ final class SessionStoreTests: XCTestCase {
         var snap = try bytes(snapshot(dir))
         let scan = snap.withUnsafeBytes { StoreFrame.scan($0) }
         let victim = scan.frames[2]  // second chunk of sessions
+        let victimRecordsBeforeDamage = try snap.withUnsafeBytes { try StoreFrame.records($0, victim) }
         snap[victim.offset + victim.size - 3] ^= 0xFF
         try write(snap, snapshot(dir))
 
         let (s, report) = try reopen(dir)
-        let lost = Set(victim.records.compactMap { r -> SessionID? in
+        let victimRecords = victimRecordsBeforeDamage
+        let lost = Set(victimRecords.compactMap { r -> SessionID? in
             if case .register(let x) = r { return x.id } else { return nil }
         })
         XCTAssertEqual(lost.count, 32)
@@ -281,6 +283,22 @@ final class SessionStoreTests: XCTestCase {
         defer { s.close() }
         XCTAssertEqual(report.problems.map(\.kind), [.missingSnapshot])
         XCTAssertEqual(s.allSessions, [session(1)])
+    }
+
+    func testFirstStartInterruptedWithOnlyGarbageInLogRecoversToCleanStore() throws {
+        let dir = try makeDir()
+        try write([0xFF, 0x53, 0x43, 0xFE, 0x40, 0, 0], log(dir))
+        let (s, report) = try reopen(dir)
+        XCTAssertEqual(report.problems.map(\.kind), [.truncatedLogTail])
+        XCTAssertEqual(report.droppedTailBytes, 7)
+        XCTAssertEqual(s.count, 0)
+        try s.register(session(1))
+        try s.commit()
+        s.close()
+        let (again, report2) = try reopen(dir)
+        defer { again.close() }
+        XCTAssertTrue(report2.isClean, report2.description)
+        XCTAssertEqual(again.allSessions, [session(1)])
     }
 
     func testUnknownRecordTypeRefusesToOpenInsteadOfDroppingData() throws {

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The public, non-secret identifier of a registered session: 16 lowercase hexadecimal characters
 /// (64 random bits). Safe to log, to show to clients, and to use in error messages.
 public struct SessionID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {

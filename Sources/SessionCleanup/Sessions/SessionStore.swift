@@ -36,6 +36,10 @@ import Glibc
 //  * during the log reset: rename is atomic, so the log is either the old (stale) or the empty one.
 //  * first start: the empty log is installed before the first snapshot, so "no snapshot, empty
 //    log" means an interrupted first start, whereas "no snapshot, log with frames" is reported.
+//    Whenever the snapshot is missing, open writes one before returning.
+// In memory: a dense [Session] plus an id -> position index (SessionTable.swift), ~440 B/session
+// for realistic keys/endpoints; the whole file is read at once and decoded without per-frame
+// arrays (frames are validated by a non-allocating pass, then decoded straight into the table).
 // Damage that is not a torn tail (a bad frame with good frames after it, or a snapshot that fails
 // validation) is never read as "fewer sessions" silently: the file is hard-linked aside to
 // <name>.corrupt-<UTC>, every good frame is kept (the scanner resynchronises on the magic; 0xFF/0xFE
@@ -111,18 +115,18 @@ public final class SessionStore {
 
     private let directory: StoreDirectory
     private var logFD: Int32
-    private var sessionsByID: [SessionID: Session]
+    private var table: SessionTable
     private var sortedCache: [Session]?
     private var pending = ByteWriter()
     private var pendingEnds: [Int] = []
     private var failure: StoreError?
     private var isClosed = false
 
-    private init(directory: StoreDirectory, logFD: Int32, sessions: [SessionID: Session], policy: CompactionPolicy) {
+    private init(directory: StoreDirectory, logFD: Int32, sessions: SessionTable, policy: CompactionPolicy) {
         self.directory = directory
         self.directoryPath = directory.path
         self.logFD = logFD
-        self.sessionsByID = sessions
+        self.table = sessions
         self.compactionPolicy = policy
     }
 
@@ -145,18 +149,18 @@ public final class SessionStore {
     // MARK: Reading
 
     /// Number of sessions (including staged changes).
-    public var count: Int { sessionsByID.count }
+    public var count: Int { table.count }
 
     /// The session with `id`, if present (including staged changes).
-    public func session(id: SessionID) -> Session? { sessionsByID[id] }
+    public func session(id: SessionID) -> Session? { table[id] }
 
     /// Whether a session with `id` is present.
-    public func contains(_ id: SessionID) -> Bool { sessionsByID[id] != nil }
+    public func contains(_ id: SessionID) -> Bool { table.contains(id) }
 
     /// All sessions ordered by `registeredAt`, then id. Cached until the next change.
     public var allSessions: [Session] {
         if let sortedCache { return sortedCache }
-        let sorted = sessionsByID.values.sorted {
+        let sorted = table.sessions.sorted {
             ($0.registeredAt, $0.id.rawValue) < ($1.registeredAt, $1.id.rawValue)
         }
         sortedCache = sorted
@@ -178,7 +182,7 @@ public final class SessionStore {
     /// `.sessionTooLarge` if it encodes to more than `maxEncodedSessionBytes`; nothing is staged then.
     public func register(_ session: Session) throws {
         try checkOpen()
-        guard sessionsByID[session.id] == nil else {
+        guard !table.contains(session.id) else {
             throw StoreError(
                 kind: .duplicateSession,
                 message: "session \(session.id) is already registered in \(directoryPath)")
@@ -194,14 +198,14 @@ public final class SessionStore {
                     + "\(Self.maxEncodedSessionBytes)")
         }
         pendingEnds.append(pending.bytes.count)
-        sessionsByID[session.id] = session
+        table.upsert(session)
         sortedCache = nil
     }
 
     /// Stages removal of a session; returns it, or nil (and stages nothing) if absent.
     @discardableResult
     public func remove(_ id: SessionID) -> Session? {
-        guard !isClosed, let removed = sessionsByID.removeValue(forKey: id) else { return nil }
+        guard !isClosed, let removed = table.remove(id) else { return nil }
         stage(.remove(id))
         sortedCache = nil
         return removed
@@ -211,10 +215,12 @@ public final class SessionStore {
     /// `attempts`. Returns the updated session, or nil (and stages nothing) if absent.
     @discardableResult
     public func recordOutcome(id: SessionID, outcome: String, attemptsDelta: Int) -> Session? {
-        guard !isClosed, var s = sessionsByID[id] else { return nil }
-        s.attempts = s.attempts &+ attemptsDelta
-        s.lastOutcome = outcome
-        sessionsByID[id] = s
+        guard !isClosed,
+            let s = table.update(id, {
+                $0.attempts = $0.attempts &+ attemptsDelta
+                $0.lastOutcome = outcome
+            })
+        else { return nil }
         stage(.outcome(id, attempts: s.attempts, lastOutcome: outcome))
         sortedCache = nil
         return s
@@ -309,7 +315,7 @@ public final class SessionStore {
         try checkOpen()
         if hasPendingChanges { try commit() }
         let newGeneration = statistics.generation + 1
-        let bytes = Self.encodeSnapshot(sessionsByID.values, count: sessionsByID.count, generation: newGeneration)
+        let bytes = Self.encodeSnapshot(table.sessions, count: table.count, generation: newGeneration)
         do throws(StoreError) {
             try directory.writeAtomically(Self.snapshotFileName, bytes)
         } catch {
@@ -442,7 +448,7 @@ public final class SessionStore {
             guard let fd = try dir.openExisting(logFileName, flags: O_RDWR) else {
                 throw StoreError.io("open", path: logPath, errno: ENOENT)
             }
-            let store = SessionStore(directory: dir, logFD: fd, sessions: [:], policy: policy)
+            let store = SessionStore(directory: dir, logFD: fd, sessions: SessionTable(), policy: policy)
             store.statistics.generation = 1
             store.statistics.snapshotBytes = snapshot.count
             report.generation = 1
@@ -450,75 +456,34 @@ public final class SessionStore {
             return (store, report)
         }
 
-        var sessions: [SessionID: Session] = [:]
+        var sessions = SessionTable()
         var snapshotGeneration: UInt64?
         var snapshotCorrupt = false
         var highestGeneration: UInt64 = 0
 
         // Snapshot.
         if let snapshotFile {
-            let scan = snapshotFile.bytes.withUnsafeBytes { StoreFrame.scan($0) }
-            if let u = scan.unknownTag { throw unsupported(snapshotPath, offset: u.offset, tag: u.tag) }
-            var reasons: [String] = []
-            var headerCount: UInt64?
-            var endCount: UInt64?
-            if let first = scan.frames.first, first.offset == 0, first.records.count == 1,
-                case .snapshotHeader(let version, let count, _) = first.records[0]
-            {
-                guard version <= formatVersion else {
-                    throw StoreError(
-                        kind: .unsupportedFormat,
-                        message: "\(snapshotPath) has format version \(version); this version reads up to "
-                            + "\(formatVersion); refusing to open",
-                        path: snapshotPath, offset: 0)
-                }
-                snapshotGeneration = first.generation
-                headerCount = count
-                sessions.reserveCapacity(Int(min(count, UInt64(snapshotFile.bytes.count / 16))))
-            } else {
-                reasons.append("no valid header frame at byte 0")
+            let read = snapshotFile.bytes.withUnsafeBytes { readSnapshot($0) }
+            if let u = read.unknownTag { throw unsupported(snapshotPath, offset: u.offset, tag: u.tag) }
+            if let version = read.formatVersion, version > formatVersion {
+                throw StoreError(
+                    kind: .unsupportedFormat,
+                    message: "\(snapshotPath) has format version \(version); this version reads up to "
+                        + "\(formatVersion); refusing to open",
+                    path: snapshotPath, offset: 0)
             }
-            if let last = scan.frames.last, last.records.count == 1,
-                case .snapshotEnd(let count) = last.records[0]
-            {
-                endCount = count
-            } else {
-                reasons.append("no valid end frame (file truncated?)")
-            }
-            var registered = 0
-            for (index, frame) in scan.frames.enumerated() {
-                highestGeneration = max(highestGeneration, frame.generation)
-                if let g = snapshotGeneration, frame.generation != g {
-                    reasons.append("frame \(index) at byte \(frame.offset) has generation \(frame.generation), header says \(g)")
-                }
-                for record in frame.records {
-                    switch record {
-                    case .register(let s):
-                        sessions[s.id] = s
-                        registered += 1
-                    case .snapshotHeader, .snapshotEnd:
-                        if index != 0 && index != scan.frames.count - 1 {
-                            reasons.append("unexpected marker record in frame \(index) at byte \(frame.offset)")
-                        }
-                    case .remove, .outcome:
-                        reasons.append("log record in snapshot frame \(index) at byte \(frame.offset)")
-                    }
-                }
-            }
-            if let h = headerCount, let e = endCount, h != e || h != UInt64(registered) {
-                reasons.append("session count mismatch: header \(h), end \(e), found \(registered)")
-            }
-            for d in scan.damage { reasons.append("bytes \(d.start)..<\(d.end) (frame \(d.frameNumber)): \(d.reason)") }
-            if snapshotGeneration == nil, !scan.frames.isEmpty { snapshotGeneration = highestGeneration }
-            if !reasons.isEmpty {
+            sessions = read.table
+            snapshotGeneration = read.generation
+            highestGeneration = read.highestGeneration
+            if !read.reasons.isEmpty {
                 snapshotCorrupt = true
                 report.problems.append(
                     StoreProblem(
-                        kind: .corruptSnapshot, path: snapshotPath, offset: scan.damage.first?.start,
-                        frameNumber: scan.damage.first?.frameNumber,
-                        bytesAffected: scan.damage.reduce(0) { $0 + ($1.end - $1.start) },
-                        detail: "snapshot failed validation (" + reasons.prefix(8).joined(separator: "; ")
-                            + (reasons.count > 8 ? "; …" : "") + "); kept \(registered) sessions from good frames"))
+                        kind: .corruptSnapshot, path: snapshotPath, offset: read.damage.first?.start,
+                        frameNumber: read.damage.first?.frameNumber,
+                        bytesAffected: read.damage.reduce(0) { $0 + ($1.end - $1.start) },
+                        detail: "snapshot failed validation (" + read.reasons.prefix(8).joined(separator: "; ")
+                            + (read.reasons.count > 8 ? "; …" : "") + "); kept \(read.table.count) sessions from good frames"))
             }
             report.snapshotSessions = sessions.count
         }
@@ -530,27 +495,36 @@ public final class SessionStore {
         var newerFrames = 0
         var logGoodEnd = 0
         if let file = logFile {
-            let scan = file.bytes.withUnsafeBytes { StoreFrame.scan($0) }
-            if let u = scan.unknownTag { throw unsupported(logPath, offset: u.offset, tag: u.tag) }
-            logGoodEnd = scan.goodEnd
-            for frame in scan.frames {
-                highestGeneration = max(highestGeneration, frame.generation)
-                if let g = snapshotGeneration {
-                    if frame.generation < g {
-                        report.staleLogFramesSkipped += 1
-                        continue
+            let scan = file.bytes.withUnsafeBytes { raw -> StoreFrame.ScanResult in
+                let scan = StoreFrame.scan(raw)
+                guard scan.unknownTag == nil else { return scan }
+                for frame in scan.frames {
+                    highestGeneration = max(highestGeneration, frame.generation)
+                    if let g = snapshotGeneration {
+                        if frame.generation < g {
+                            report.staleLogFramesSkipped += 1
+                            continue
+                        }
+                        if frame.generation > g { newerFrames += 1 }
                     }
-                    if frame.generation > g { newerFrames += 1 }
-                }
-                appliedFrames += 1
-                for record in frame.records {
-                    if apply(record, to: &sessions) {
-                        report.logRecordsApplied += 1
-                    } else {
+                    appliedFrames += 1
+                    do throws(DecodeError) {
+                        try StoreFrame.forEachRecord(raw, frame) { record in
+                            if apply(record, to: &sessions) {
+                                report.logRecordsApplied += 1
+                            } else {
+                                report.orphanRecords += 1
+                            }
+                        }
+                    } catch {
+                        // Unreachable: `scan` walked every record of this frame already.
                         report.orphanRecords += 1
                     }
                 }
+                return scan
             }
+            if let u = scan.unknownTag { throw unsupported(logPath, offset: u.offset, tag: u.tag) }
+            logGoodEnd = scan.goodEnd
             report.logFramesApplied = appliedFrames
             for d in scan.damage {
                 if d.reachesEnd {
@@ -597,14 +571,13 @@ public final class SessionStore {
         if logDamaged { report.preservedFiles.append(try dir.preserve(logFileName)) }
         if snapshotCorrupt { report.preservedFiles.append(try dir.preserve(snapshotFileName)) }
 
-        let needsSnapshot = snapshotCorrupt || logDamaged || newerFrames > 0
-            || (snapshotFile == nil && appliedFrames > 0)
+        let needsSnapshot = snapshotCorrupt || logDamaged || newerFrames > 0 || snapshotFile == nil
             || (report.staleLogFramesSkipped > 0 && appliedFrames > 0)
         var generation = snapshotGeneration ?? highestGeneration
         var snapshotBytes = snapshotFile?.bytes.count ?? 0
         if needsSnapshot {
             generation = max(snapshotGeneration ?? 0, highestGeneration) + 1
-            let bytes = encodeSnapshot(sessions.values, count: sessions.count, generation: generation)
+            let bytes = encodeSnapshot(sessions.sessions, count: sessions.count, generation: generation)
             try dir.writeAtomically(snapshotFileName, bytes)
             snapshotBytes = bytes.count
             report.rewroteSnapshot = true
@@ -649,19 +622,97 @@ public final class SessionStore {
         return (store, report)
     }
 
+    /// What a snapshot file held.
+    struct SnapshotRead {
+        var table = SessionTable()
+        var generation: UInt64?
+        var highestGeneration: UInt64 = 0
+        var formatVersion: UInt32?
+        /// Why the snapshot is not intact; empty when it is.
+        var reasons: [String] = []
+        var damage: [StoreFrame.Damage] = []
+        var unknownTag: (offset: Int, tag: UInt8)?
+    }
+
+    /// Validates a snapshot and collects every session from its good frames.
+    static func readSnapshot(_ raw: UnsafeRawBufferPointer) -> SnapshotRead {
+        var read = SnapshotRead()
+        let scan = StoreFrame.scan(raw)
+        read.damage = scan.damage
+        if let u = scan.unknownTag {
+            read.unknownTag = u
+            return read
+        }
+        var headerCount: UInt64?
+        var endCount: UInt64?
+        if let first = scan.frames.first, first.offset == 0, first.recordCount == 1,
+            let records = try? StoreFrame.records(raw, first),
+            case .snapshotHeader(let version, let count, _) = records.first
+        {
+            read.formatVersion = version
+            read.generation = first.generation
+            headerCount = count
+            read.table = SessionTable(minimumCapacity: Int(min(count, UInt64(raw.count / 16))))
+        } else {
+            read.reasons.append("no valid header frame at byte 0")
+        }
+        if let last = scan.frames.last, last.recordCount == 1,
+            let records = try? StoreFrame.records(raw, last),
+            case .snapshotEnd(let count) = records.first
+        {
+            endCount = count
+        } else {
+            read.reasons.append("no valid end frame (file truncated?)")
+        }
+        var registered = 0
+        for (index, frame) in scan.frames.enumerated() {
+            read.highestGeneration = max(read.highestGeneration, frame.generation)
+            if let g = read.generation, frame.generation != g {
+                read.reasons.append(
+                    "frame \(index) at byte \(frame.offset) has generation \(frame.generation), header says \(g)")
+            }
+            let isMarkerFrame = index == 0 || index == scan.frames.count - 1
+            do throws(DecodeError) {
+                try StoreFrame.forEachRecord(raw, frame) { record in
+                    switch record {
+                    case .register(let s):
+                        read.table.upsert(s)
+                        registered += 1
+                    case .snapshotHeader, .snapshotEnd:
+                        if !isMarkerFrame {
+                            read.reasons.append("unexpected marker record in frame \(index) at byte \(frame.offset)")
+                        }
+                    case .remove, .outcome:
+                        read.reasons.append("log record in snapshot frame \(index) at byte \(frame.offset)")
+                    }
+                }
+            } catch {
+                read.reasons.append("frame \(index) at byte \(frame.offset): \(error.reason)")
+            }
+        }
+        if let h = headerCount, let e = endCount, h != e || h != UInt64(registered) {
+            read.reasons.append("session count mismatch: header \(h), end \(e), found \(registered)")
+        }
+        for d in scan.damage {
+            read.reasons.append("bytes \(d.start)..<\(d.end) (frame \(d.frameNumber)): \(d.reason)")
+        }
+        if read.generation == nil, !scan.frames.isEmpty { read.generation = read.highestGeneration }
+        return read
+    }
+
     /// Applies one record; returns false when it refers to an unknown session (or is a marker).
-    static func apply(_ record: StoreRecord, to sessions: inout [SessionID: Session]) -> Bool {
+    static func apply(_ record: StoreRecord, to sessions: inout SessionTable) -> Bool {
         switch record {
         case .register(let s):
-            sessions[s.id] = s
+            sessions.upsert(s)
             return true
         case .remove(let id):
-            return sessions.removeValue(forKey: id) != nil
+            return sessions.remove(id) != nil
         case .outcome(let id, let attempts, let lastOutcome):
-            guard sessions[id] != nil else { return false }
-            sessions[id]?.attempts = attempts
-            sessions[id]?.lastOutcome = lastOutcome
-            return true
+            return sessions.update(id) {
+                $0.attempts = attempts
+                $0.lastOutcome = lastOutcome
+            } != nil
         case .snapshotHeader, .snapshotEnd:
             return false
         }

@@ -200,6 +200,49 @@ enum StoreRecord: Equatable, Sendable {
         case unknownTag(UInt8)
     }
 
+    /// Walks over one encoded record without allocating, checking every length against the
+    /// buffer. Returns the tag; `known` is false for a tag this version does not understand.
+    static func skip(_ r: inout ByteReader) throws(DecodeError) -> (tag: UInt8, known: Bool) {
+        func skipString(_ r: inout ByteReader) throws(DecodeError) { r.offset += try r.length() }
+        func skipOptionalString(_ r: inout ByteReader) throws(DecodeError) {
+            let start = r.offset
+            switch try r.u8() {
+            case 0: return
+            case 1: try skipString(&r)
+            default: throw DecodeError(offset: start, reason: "bad optional-string flag")
+            }
+        }
+        let tag = try r.u8()
+        switch tag {
+        case registerTag:
+            _ = try r.u64()
+            try skipString(&r)
+            let countOffset = r.offset
+            let count = try r.varint()
+            guard count <= UInt64(r.remaining) else {
+                throw DecodeError(offset: countOffset, reason: "endpoint count exceeds record")
+            }
+            for _ in 0..<count { try skipString(&r) }
+            _ = try r.u32()
+            try skipOptionalString(&r)
+            _ = try r.u64()
+            _ = try r.zigzag()
+            try skipOptionalString(&r)
+        case removeTag: _ = try r.u64()
+        case outcomeTag:
+            _ = try r.u64()
+            _ = try r.zigzag()
+            try skipOptionalString(&r)
+        case snapshotHeaderTag:
+            _ = try r.u32()
+            _ = try r.u64()
+            _ = try r.u64()
+        case snapshotEndTag: _ = try r.u64()
+        default: return (tag, false)
+        }
+        return (tag, true)
+    }
+
     static func decode(_ r: inout ByteReader) throws(DecodeError) -> Decoded {
         let tag = try r.u8()
         switch tag {

@@ -49,7 +49,32 @@ enum StoreFrame {
         /// Total bytes including the header.
         var size: Int
         var generation: UInt64
-        var records: [StoreRecord]
+        /// Number of records in the payload.
+        var recordCount: Int
+        /// File offsets of the first record and one past the last.
+        var recordsStart: Int
+        var recordsEnd: Int
+    }
+
+    /// Decodes the records of a frame that `check` accepted, handing each to `body` in order.
+    static func forEachRecord(
+        _ buf: UnsafeRawBufferPointer, _ frame: Scanned, _ body: (StoreRecord) -> Void
+    ) throws(DecodeError) {
+        var r = ByteReader(buf, offset: frame.recordsStart, end: frame.recordsEnd)
+        for _ in 0..<frame.recordCount {
+            let start = r.offset
+            guard case .record(let rec) = try StoreRecord.decode(&r) else {
+                throw DecodeError(offset: start, reason: "unknown record tag")
+            }
+            body(rec)
+        }
+    }
+
+    /// The records of an accepted frame as an array (for small frames and tests).
+    static func records(_ buf: UnsafeRawBufferPointer, _ frame: Scanned) throws(DecodeError) -> [StoreRecord] {
+        var out: [StoreRecord] = []
+        try forEachRecord(buf, frame) { out.append($0) }
+        return out
     }
 
     /// Bytes that could not be read as frames.
@@ -117,19 +142,19 @@ enum StoreFrame {
             let generation = try r.u64()
             let count = Int(try r.u32())
             guard count <= length else { return .invalid("record count \(count) exceeds frame size") }
-            var records: [StoreRecord] = []
-            records.reserveCapacity(count)
+            let recordsStart = r.offset
             for _ in 0..<count {
                 let recordStart = r.offset
-                switch try StoreRecord.decode(&r) {
-                case .record(let rec): records.append(rec)
-                case .unknownTag(let tag): return .unsupported(offset: recordStart, tag: tag)
-                }
+                let (tag, known) = try StoreRecord.skip(&r)
+                if !known { return .unsupported(offset: recordStart, tag: tag) }
             }
             guard r.offset == r.end else {
                 return .invalid("\(r.end - r.offset) unexpected bytes after the last record")
             }
-            return .valid(Scanned(offset: p, size: headerSize + length, generation: generation, records: records))
+            return .valid(
+                Scanned(
+                    offset: p, size: headerSize + length, generation: generation, recordCount: count,
+                    recordsStart: recordsStart, recordsEnd: r.end))
         } catch {
             return .invalid("malformed record at byte \(error.offset): \(error.reason)")
         }
