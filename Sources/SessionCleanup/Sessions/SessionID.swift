@@ -1,0 +1,67 @@
+/// The public, non-secret identifier of a registered session: 16 lowercase hexadecimal characters
+/// (64 random bits). Safe to log, to show to clients, and to use in error messages.
+public struct SessionID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The 64-bit value the hexadecimal text spells, most significant nibble first.
+    public let rawValue: UInt64
+
+    /// Wraps a raw 64-bit value (used by the store's binary codec).
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// A fresh identifier from the system's cryptographic random source (`getrandom(2)`).
+    public static func random() -> SessionID {
+        var generator = SystemRandomNumberGenerator()
+        return SessionID(rawValue: generator.next())
+    }
+
+    /// Parses exactly 16 lowercase hexadecimal characters; returns `nil` for anything else
+    /// (uppercase, wrong length, other characters).
+    public init?(validating text: String) {
+        var value: UInt64 = 0
+        var count = 0
+        for byte in text.utf8 {
+            let nibble: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte &- UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte &- UInt8(ascii: "a") &+ 10
+            default: return nil
+            }
+            count += 1
+            if count > 16 { return nil }
+            value = (value << 4) | UInt64(nibble)
+        }
+        guard count == 16 else { return nil }
+        self.rawValue = value
+    }
+
+    /// The 16 lowercase hexadecimal characters.
+    public var description: String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 0, count: 16)
+        var v = rawValue
+        for i in stride(from: 15, through: 0, by: -1) {
+            out[i] = digits[Int(v & 0xF)]
+            v >>= 4
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Orders by raw value.
+    public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Decodes from the 16-character hexadecimal string.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let id = SessionID(validating: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "session id is not 16 lowercase hex characters")
+        }
+        self = id
+    }
+
+    /// Encodes as the 16-character hexadecimal string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

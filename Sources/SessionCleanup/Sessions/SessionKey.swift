@@ -1,0 +1,49 @@
+/// The secret a client hands over so that the daemon can end its remote session later.
+///
+/// Never printed: `description`, `debugDescription`, string interpolation, `dump` and
+/// `Mirror` all show `<redacted>`. Read the secret only where it is sent to the remote end,
+/// through ``exposedSecret``. It is `Codable` as the raw string, which is meant only for the
+/// store file (0600) and the control protocol.
+public struct SessionKey: Sendable, Hashable, Codable, CustomStringConvertible,
+    CustomDebugStringConvertible, CustomReflectable
+{
+    /// The raw secret. Named loudly so every read stands out in review.
+    public let exposedSecret: String
+
+    /// Wraps a secret string.
+    public init(_ secret: String) { self.exposedSecret = secret }
+
+    /// Always `<redacted>`.
+    public var description: String { "<redacted>" }
+    /// Always `<redacted>`.
+    public var debugDescription: String { "<redacted>" }
+    /// A mirror with no children, so reflection-based printing shows nothing of the secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+    /// Length of the secret in UTF-8 bytes (not secret itself; handy for limits).
+    public var utf8Count: Int { exposedSecret.utf8.count }
+
+    /// Compares in time that depends only on the lengths, not on where the secrets differ.
+    public static func == (lhs: SessionKey, rhs: SessionKey) -> Bool {
+        let a = Array(lhs.exposedSecret.utf8)
+        let b = Array(rhs.exposedSecret.utf8)
+        guard a.count == b.count else { return false }
+        var diff: UInt8 = 0
+        for i in 0..<a.count { diff |= a[i] ^ b[i] }
+        return diff == 0
+    }
+
+    /// Hashes the secret (for use as a dictionary key inside the process only).
+    public func hash(into hasher: inout Hasher) { hasher.combine(exposedSecret) }
+
+    /// Decodes from the raw string.
+    public init(from decoder: any Decoder) throws {
+        self.exposedSecret = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    /// Encodes as the raw string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(exposedSecret)
+    }
+}

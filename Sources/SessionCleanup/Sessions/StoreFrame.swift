@@ -1,0 +1,198 @@
+/// Framing shared by the log and the snapshot.
+///
+/// Frame = magic[4] | payloadLength u32 | crc32 u32 | payload.
+/// `crc32` covers the 4 length bytes followed by the payload, so a damaged length is caught too.
+/// Payload = generation u64 | recordCount u32 | records.
+///
+/// The magic is `FF 53 43 FE`. 0xFF and 0xFE never occur in valid UTF-8, so a frame cannot be
+/// smuggled inside a client-supplied string (key, endpoint, label) and then "found" by resync.
+enum StoreFrame {
+    static let magic: (UInt8, UInt8, UInt8, UInt8) = (0xFF, 0x53, 0x43, 0xFE)
+    static let headerSize = 12
+    static let payloadPrefixSize = 12
+    /// Largest payload a writer produces and a reader accepts.
+    static let maxPayload = 16 << 20
+
+    /// Appends one frame holding `recordCount` already-encoded records.
+    static func append(
+        generation: UInt64, recordCount: Int, records: UnsafeRawBufferPointer, to out: inout [UInt8]
+    ) {
+        let payloadLength = payloadPrefixSize + records.count
+        let start = out.count
+        out.append(magic.0)
+        out.append(magic.1)
+        out.append(magic.2)
+        out.append(magic.3)
+        var w = ByteWriter()
+        w.u32(UInt32(payloadLength))
+        out.append(contentsOf: w.bytes)
+        out.append(contentsOf: [0, 0, 0, 0])  // crc placeholder
+        var p = ByteWriter(capacity: payloadPrefixSize)
+        p.u64(generation)
+        p.u32(UInt32(recordCount))
+        out.append(contentsOf: p.bytes)
+        out.append(contentsOf: records)
+        let crc = out.withUnsafeBytes { raw -> UInt32 in
+            let lengthBytes = UnsafeRawBufferPointer(rebasing: raw[(start + 4)..<(start + 8)])
+            let payload = UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...])
+            return CRC32.update(CRC32.update(0, lengthBytes), payload)
+        }
+        withUnsafeBytes(of: crc.littleEndian) { c in
+            for i in 0..<4 { out[start + 8 + i] = c[i] }
+        }
+    }
+
+    /// A frame that passed every check.
+    struct Scanned {
+        /// Byte offset of the frame's magic within the file.
+        var offset: Int
+        /// Total bytes including the header.
+        var size: Int
+        var generation: UInt64
+        /// Number of records in the payload.
+        var recordCount: Int
+        /// File offsets of the first record and one past the last.
+        var recordsStart: Int
+        var recordsEnd: Int
+    }
+
+    /// Decodes the records of a frame that `check` accepted, handing each to `body` in order.
+    static func forEachRecord(
+        _ buf: UnsafeRawBufferPointer, _ frame: Scanned, _ body: (StoreRecord) -> Void
+    ) throws(DecodeError) {
+        var r = ByteReader(buf, offset: frame.recordsStart, end: frame.recordsEnd)
+        for _ in 0..<frame.recordCount {
+            let start = r.offset
+            guard case .record(let rec) = try StoreRecord.decode(&r) else {
+                throw DecodeError(offset: start, reason: "unknown record tag")
+            }
+            body(rec)
+        }
+    }
+
+    /// The records of an accepted frame as an array (for small frames and tests).
+    static func records(_ buf: UnsafeRawBufferPointer, _ frame: Scanned) throws(DecodeError) -> [StoreRecord] {
+        var out: [StoreRecord] = []
+        try forEachRecord(buf, frame) { out.append($0) }
+        return out
+    }
+
+    /// Bytes that could not be read as frames.
+    struct Damage {
+        /// First damaged byte.
+        var start: Int
+        /// One past the last damaged byte (the next good frame, or end of file).
+        var end: Int
+        /// Number (0-based) the next frame would have had.
+        var frameNumber: Int
+        /// Why the frame at `start` was rejected (no data contents).
+        var reason: String
+        /// True when no good frame follows (a torn or corrupt tail).
+        var reachesEnd: Bool
+    }
+
+    /// Outcome of scanning a whole file.
+    struct ScanResult {
+        var frames: [Scanned] = []
+        var damage: [Damage] = []
+        /// Set when a CRC-valid frame holds a record tag this version does not know.
+        var unknownTag: (offset: Int, tag: UInt8)?
+        /// End of the last good frame.
+        var goodEnd: Int = 0
+    }
+
+    enum Check {
+        case valid(Scanned)
+        case invalid(String)
+        case unsupported(offset: Int, tag: UInt8)
+    }
+
+    static func hex(_ v: UInt32) -> String {
+        let s = String(v, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
+    }
+
+    /// Validates the frame starting at `p`.
+    static func check(_ buf: UnsafeRawBufferPointer, at p: Int) -> Check {
+        let size = buf.count
+        guard size - p >= headerSize else {
+            return .invalid("incomplete frame header (\(size - p) of \(headerSize) bytes present)")
+        }
+        guard buf[p] == magic.0, buf[p + 1] == magic.1, buf[p + 2] == magic.2, buf[p + 3] == magic.3 else {
+            return .invalid("bad frame magic")
+        }
+        let length = Int(UInt32(littleEndian: buf.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
+        guard length >= payloadPrefixSize, length <= maxPayload else {
+            return .invalid("frame length \(length) outside \(payloadPrefixSize)...\(maxPayload)")
+        }
+        guard size - p - headerSize >= length else {
+            return .invalid(
+                "frame needs \(length) payload bytes but only \(size - p - headerSize) remain in the file")
+        }
+        let stored = UInt32(littleEndian: buf.loadUnaligned(fromByteOffset: p + 8, as: UInt32.self))
+        let payloadStart = p + headerSize
+        let computed = CRC32.update(
+            CRC32.update(0, UnsafeRawBufferPointer(rebasing: buf[(p + 4)..<(p + 8)])),
+            UnsafeRawBufferPointer(rebasing: buf[payloadStart..<(payloadStart + length)]))
+        guard stored == computed else {
+            return .invalid("CRC mismatch (stored \(hex(stored)), computed \(hex(computed)))")
+        }
+        var r = ByteReader(buf, offset: payloadStart, end: payloadStart + length)
+        do throws(DecodeError) {
+            let generation = try r.u64()
+            let count = Int(try r.u32())
+            guard count <= length else { return .invalid("record count \(count) exceeds frame size") }
+            let recordsStart = r.offset
+            for _ in 0..<count {
+                let recordStart = r.offset
+                let (tag, known) = try StoreRecord.skip(&r)
+                if !known { return .unsupported(offset: recordStart, tag: tag) }
+            }
+            guard r.offset == r.end else {
+                return .invalid("\(r.end - r.offset) unexpected bytes after the last record")
+            }
+            return .valid(
+                Scanned(
+                    offset: p, size: headerSize + length, generation: generation, recordCount: count,
+                    recordsStart: recordsStart, recordsEnd: r.end))
+        } catch {
+            return .invalid("malformed record at byte \(error.offset): \(error.reason)")
+        }
+    }
+
+    /// Scans a whole file: good frames in order, damaged regions (resynchronising on the magic),
+    /// and the end of the last good frame.
+    static func scan(_ buf: UnsafeRawBufferPointer) -> ScanResult {
+        var result = ScanResult()
+        var p = 0
+        let size = buf.count
+        while p < size {
+            switch check(buf, at: p) {
+            case .valid(let frame):
+                result.frames.append(frame)
+                p += frame.size
+                result.goodEnd = p
+            case .unsupported(let offset, let tag):
+                result.unknownTag = (offset, tag)
+                return result
+            case .invalid(let reason):
+                var q = p + 1
+                var found = false
+                while q + headerSize <= size {
+                    if buf[q] == magic.0, buf[q + 1] == magic.1, buf[q + 2] == magic.2, buf[q + 3] == magic.3,
+                        case .valid = check(buf, at: q)
+                    {
+                        found = true
+                        break
+                    }
+                    q += 1
+                }
+                let end = found ? q : size
+                result.damage.append(
+                    Damage(start: p, end: end, frameNumber: result.frames.count, reason: reason, reachesEnd: !found))
+                p = end
+            }
+        }
+        return result
+    }
+}
