@@ -28,7 +28,9 @@ Endpoints
   POST .../endsession  {"session": "<KEY>"}          key from a JSON body
       (precedence: path segment, then query, then body; no key -> 400)
   GET  /_stats     counters as JSON (see "Stats")
-  POST /_reset     zero all counters and per-key state (flaky/busy "first call" again)
+  POST /_reset     forget calls, requests, per-key state (flaky/busy "first call" again),
+                   ended/abandoned and max_in_flight; connection counters and the
+                   expected-key set are kept
   POST /_expect    {"keys": ["k1", ...]} declare the sessions a test expects to be ended
                    (replaces any --expect-keys set); see "expected" in the stats
 
