@@ -1,0 +1,1130 @@
+#!/usr/bin/env python3
+"""bench.py — the session-cleanup benchmark suite (Python 3 standard library only).
+
+    python3 Benchmarks/bench.py [--quick] [--json OUT.json] [--markdown OUT.md]
+                                [--only SCENARIO[,SCENARIO…]] [--repeat K] [--keep]
+
+Scenarios (--only takes these names):
+  stop      stop runs: N = 1, 100, 1,000, 10,000, 100,000 sessions × 1 endpoint, and
+            1,000 sessions × 3 endpoints; SIGTERM → exit wall time, the daemon's CPU and
+            peak RSS (wait4 rusage), ratio to the ideal ceil(calls / 256) × latency
+  peers     the same calls made by a sequential curl loop, xargs -P 256 curl, a Python
+            asyncio script, and curl --parallel (one libcurl process: the practical floor)
+  idle      an idle daemon with 10,000 sessions: CPU, RSS, wake-ups/s (watchdog off / on)
+  lifecycle start → READY=1 with 0 and 100,000 stored sessions; SIGTERM → exit with 0 and
+            1 session
+  register  durable registrations/s through the control socket: 1 client, 16 clients
+--quick (the CI smoke test, < 90 s): N = 1, 100, 1,000; peers at N = 100; 5 s idle;
+registration 2 s each.  Timings are never asserted: a row fails only when something is
+functionally wrong — the load server's request count differs from the number of calls
+expected, a process crashed or timed out, or an exit status was not the expected one.
+Prints a table, writes the same figures as JSON (default bench-results/latest.json), ends
+with "N passed, N failed" and exits 1 if anything failed.
+
+Network: the load server listens on 127.0.0.1 only and every URL points at it.  Children get
+a minimal environment (no *_proxy variables, HOME in the work directory so no ~/.curlrc).
+Every wait is bounded in time; only processes this script started are signalled, through
+pidfds (no PID reuse races).  The daemon binary and loadserver come from scripts/bench.sh
+(or --daemon / --loadserver).
+"""
+import argparse
+import asyncio
+import datetime
+import json
+import math
+import os
+import platform
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+LATENCY_MS = 50
+CONCURRENCY = 256
+HOST = "127.0.0.1"
+
+# docs/control-protocol.md: "A client may send several requests without waiting: they are
+# answered one at a time, in order" — so the bulk registrar keeps up to this many requests
+# in flight per connection (--pipeline 1 turns it off).
+DEFAULT_PIPELINE = 16
+BULK_CONNECTIONS = 64  # the daemon accepts 512 control clients; stay well below
+
+
+class BenchError(Exception):
+    """A functional failure: the row becomes an ERROR row."""
+
+
+# ---------------------------------------------------------------------------- processes
+
+_children = []  # every Child still running, so an interrupted run ends them (by pidfd)
+
+
+def clean_env(home, **extra):
+    """A minimal environment: no proxies, no ~/.curlrc, C.UTF-8."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(home)}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+class Child:
+    """A process we started; waited for through a pidfd (bounded), reaped with wait4."""
+
+    def __init__(self, argv, env, stdin=None, stdout=None, stderr=None):
+        self.argv = argv
+        self.t_spawn = time.monotonic()
+        self.popen = subprocess.Popen(
+            [str(a) for a in argv], env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else subprocess.DEVNULL,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL)
+        self.pid = self.popen.pid
+        self.pidfd = os.pidfd_open(self.pid)
+        self.status = None  # exit code; negative: killed by that signal
+        self.rusage = None
+        self.t_exit = None
+        _children.append(self)
+
+    def wait(self, timeout):
+        """True once the process has exited (and is reaped); False after timeout seconds."""
+        if self.status is not None:
+            return True
+        poller = select.poll()
+        poller.register(self.pidfd, select.POLLIN)
+        if not poller.poll(max(0, int(timeout * 1000))):
+            return False
+        self.t_exit = time.monotonic()
+        _, status, self.rusage = os.wait4(self.pid, 0)
+        self.status = os.waitstatus_to_exitcode(status)
+        self.popen.returncode = self.status
+        os.close(self.pidfd)
+        _children.remove(self)
+        return True
+
+    def signal(self, sig):
+        if self.status is None:
+            signal.pidfd_send_signal(self.pidfd, sig)
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        self.wait(10)
+
+    @property
+    def cpu(self):
+        return self.rusage.ru_utime + self.rusage.ru_stime
+
+    @property
+    def maxrss_mb(self):
+        return self.rusage.ru_maxrss / 1024.0
+
+
+def end_all_children():
+    for child in list(_children):
+        try:
+            child.kill()
+        except OSError:
+            pass
+
+
+def proc_sample(pid):
+    """CPU (clock ticks from /proc/PID/stat; ns from schedstat summed over threads), RSS and
+    context switches (summed over threads) of a running process."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    sample = {"t": time.monotonic(), "ticks": int(rest[11]) + int(rest[12]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0,
+              "threads": 0}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                sample["sched_ns"] += int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        sample["vcsw"] += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        sample["nvcsw"] += int(line.split()[1])
+            sample["threads"] += 1
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that just ended
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                sample[line.split(":")[0]] = int(line.split()[1])  # kB
+    return sample
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------------------- notify socket
+
+class NotifySocket:
+    """An AF_UNIX datagram socket standing in for systemd's: records every message with the
+    time it arrived.  A thread drains it at once (the kernel queues only a few datagrams)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.messages = []
+        self.ready = threading.Event()
+        self.ready_at = None
+        self._closing = False
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self):
+        while not self._closing:
+            try:
+                data = self.sock.recv(1 << 16)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            now = time.monotonic()
+            text = data.decode("utf-8", "replace")
+            self.messages.append((now, text))
+            if "READY=1" in text.split("\n") and not self.ready.is_set():
+                self.ready_at = now
+                self.ready.set()
+
+    def count(self, assignment, since=0.0, until=math.inf):
+        return sum(1 for t, text in list(self.messages) if since <= t < until and assignment in text.split("\n"))
+
+    def close(self):
+        self._closing = True
+        self._thread.join(2)
+        self.sock.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+# ---------------------------------------------------------------------------- load server
+
+def http_get_local(port, path, timeout=5.0):
+    """GET http://127.0.0.1:port/path with Connection: close; returns the body as bytes."""
+    with socket.create_connection((HOST, port), timeout=timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n\r\n", 1)[1]
+
+
+class LoadServer:
+    """Benchmarks/LoadServer/loadserver on 127.0.0.1, a fresh one per measurement."""
+
+    def __init__(self, bench, latency_ms=LATENCY_MS, tag="ls"):
+        self.dir = bench.newdir(tag)
+        ready = self.dir / "port"
+        self.out_path = self.dir / "out.json"
+        with open(self.out_path, "w") as out, open(self.dir / "err.log", "w") as err:
+            self.child = Child([bench.loadserver, "--host", HOST, "--port", "0", "--latency-ms", latency_ms,
+                                "--ready-file", ready], bench.env(), stdout=out, stderr=err)
+        for _ in range(250):  # 5 s
+            if ready.exists() and ready.read_text().strip():
+                break
+            if self.child.wait(0.02):
+                raise BenchError(f"loadserver exited with {self.child.status}: {(self.dir / 'err.log').read_text()}")
+        else:
+            self.child.kill()
+            raise BenchError("loadserver did not write its port within 5 s")
+        self.port = int(ready.read_text().strip())
+        self.final = None
+
+    def url(self, path):
+        return f"http://{HOST}:{self.port}{path}"
+
+    def stats(self):
+        return json.loads(http_get_local(self.port, "/_stats"))
+
+    def stop(self):
+        """SIGTERM; returns the server's final counters."""
+        if self.final is None:
+            self.child.signal(signal.SIGTERM)
+            if not self.child.wait(10):
+                self.child.kill()
+                raise BenchError("loadserver did not exit within 10 s of SIGTERM")
+            lines = self.out_path.read_text().strip().splitlines()
+            if not lines:
+                raise BenchError(f"loadserver printed no final counts (exit {self.child.status})")
+            self.final = json.loads(lines[-1])
+        return self.final
+
+
+# ---------------------------------------------------------------------------- daemon
+
+class Daemon:
+    """session-cleanup daemon started by hand: own state/runtime directories, config file and
+    notify socket."""
+
+    def __init__(self, bench, tag, endpoints, budget_sec=60, concurrency=CONCURRENCY, watchdog_usec=None,
+                 state_dir=None):
+        self.bench = bench
+        self.dir = bench.newdir("d-" + tag)
+        self.state_dir = Path(state_dir) if state_dir else self.dir / "state"
+        self.runtime_dir = self.dir / "run"
+        self.state_dir.mkdir(exist_ok=True)
+        self.runtime_dir.mkdir()
+        self.budget_sec = budget_sec
+        self.watchdog_usec = watchdog_usec
+        self.config = self.dir / "session-cleanup.conf"
+        text = f"[Stop]\nBudgetSec={budget_sec}s\nMaxConcurrentRequests={concurrency}\n"
+        text += "[Control]\nSocketMode=0666\n"
+        for name, url in endpoints:
+            text += f"[Endpoint]\nName={name}\nURL={url}\n"
+        self.config.write_text(text)
+        self.control = self.runtime_dir / "control.sock"
+        self.notify = None
+        self.child = None
+        self.ready_s = None
+
+    def start(self, ready_timeout=60):
+        """Spawns the daemon and waits for READY=1; ready_s = spawn → READY=1."""
+        self.notify = NotifySocket(self.dir / "notify.sock")
+        extra = {"STATE_DIRECTORY": self.state_dir, "RUNTIME_DIRECTORY": self.runtime_dir,
+                 "NOTIFY_SOCKET": self.notify.path}
+        if self.watchdog_usec:
+            extra["WATCHDOG_USEC"] = self.watchdog_usec
+        with open(self.dir / "daemon.log", "ab") as log:
+            self.child = Child([self.bench.daemon, "daemon", "--config", self.config], self.bench.env(**extra),
+                               stdout=log, stderr=log)
+        deadline = time.monotonic() + ready_timeout
+        while not self.notify.ready.wait(0.02):
+            if self.child.wait(0):
+                raise BenchError(f"daemon exited with {self.child.status} before READY=1: {self.log_tail()}")
+            if time.monotonic() > deadline:
+                self.child.kill()
+                raise BenchError(f"daemon not READY=1 within {ready_timeout} s")
+        self.ready_s = self.notify.ready_at - self.child.t_spawn
+        return self.ready_s
+
+    @property
+    def pid(self):
+        return self.child.pid
+
+    def log_tail(self, lines=5):
+        try:
+            return " | ".join((self.dir / "daemon.log").read_text(errors="replace").strip().splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout=None):
+        """SIGTERM → exit.  Returns wall (s), exit status, CPU of the whole process and of the
+        stop run alone (total minus what it had used before SIGTERM), peak RSS, RSS before."""
+        timeout = timeout or self.budget_sec + 30
+        before = proc_sample(self.pid)
+        t0 = time.monotonic()
+        self.child.signal(signal.SIGTERM)
+        if not self.child.wait(timeout):
+            self.child.kill()
+            raise BenchError(f"daemon still running {timeout} s after SIGTERM (killed)")
+        wall = self.child.t_exit - t0
+        self.close()
+        return {"wall_s": wall, "exit": self.child.status, "cpu_total_s": self.child.cpu,
+                "cpu_stop_s": max(0.0, self.child.cpu - before["sched_ns"] / 1e9),
+                "peak_rss_mb": self.child.maxrss_mb, "rss_before_stop_mb": before.get("VmRSS", 0) / 1024.0,
+                "threads_before_stop": before["threads"]}
+
+    def kill(self):
+        """SIGKILL (the store is durable: what was acknowledged stays)."""
+        if self.child:
+            self.child.kill()
+        self.close()
+
+    def close(self):
+        if self.notify:
+            self.notify.close()
+            self.notify = None
+
+
+# ---------------------------------------------------------------------------- control socket
+
+def register_line(key, endpoint_json):
+    return ('{"op":"register","key":"%s","endpoints":%s,"label":"bench"}\n' % (key, endpoint_json)).encode()
+
+
+def check_reply(line):
+    if b'"ok":true' in line:
+        return None
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        return f"unreadable reply {line[:200]!r}"
+    return None if reply.get("ok") is True else f"{reply.get('code')}: {reply.get('error')}"
+
+
+async def _register_bulk(path, prefix, n, endpoints, connections, depth, timeout):
+    endpoint_json = json.dumps(endpoints)
+    errors = []
+    done = 0
+
+    async def worker(c):
+        nonlocal done
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 20)
+        mine = range(c, n, connections)
+        sent = got = 0
+        try:
+            while got < len(mine):
+                if sent < len(mine) and sent - got <= depth // 2:
+                    batch = min(depth - (sent - got), len(mine) - sent)
+                    writer.write(b"".join(register_line(f"{prefix}-{mine[sent + k]}", endpoint_json)
+                                          for k in range(batch)))
+                    sent += batch
+                line = await reader.readline()
+                if not line:
+                    raise BenchError(f"control connection closed after {got} replies")
+                error = check_reply(line)
+                if error:
+                    errors.append(error)
+                got += 1
+                done += 1
+        finally:
+            writer.close()
+
+    workers = [asyncio.ensure_future(worker(c)) for c in range(min(connections, n))]
+    try:
+        await asyncio.wait_for(asyncio.gather(*workers), timeout)
+    except asyncio.TimeoutError:
+        raise BenchError(f"registration timed out after {timeout} s ({done} of {n} acknowledged)")
+    return errors
+
+
+def register_bulk(daemon, prefix, n, endpoints, pipeline, connections=BULK_CONNECTIONS, timeout=600):
+    """Registers n sessions (keys prefix-0 … prefix-(n-1)) through the control socket; returns
+    seconds taken.  Raises BenchError unless every one was acknowledged with ok: true."""
+    if n == 0:
+        return 0.0
+    t0 = time.monotonic()
+    try:
+        errors = asyncio.run(_register_bulk(daemon.control, prefix, n, endpoints, connections, max(1, pipeline),
+                                            timeout))
+    except OSError as e:
+        raise BenchError(f"control socket {daemon.control}: {e.strerror or e}") from None
+    if errors:
+        raise BenchError(f"{len(errors)} of {n} registrations refused; first: {errors[0]}")
+    return time.monotonic() - t0
+
+
+def control_request(path, request, timeout=60):
+    """One request on its own connection; returns the decoded reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall((json.dumps(request) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)
+
+
+def stored_count(daemon):
+    """How many sessions the daemon says it holds: status's count if it has one, else list's length."""
+    reply = control_request(daemon.control, {"op": "status"})
+    status = reply.get("status") or {}
+    for key in ("sessions", "session_count", "stored", "registered"):
+        value = status.get(key)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, dict):
+            for sub in ("stored", "total", "count"):
+                if isinstance(value.get(sub), int):
+                    return value[sub]
+    reply = control_request(daemon.control, {"op": "list"})
+    if not reply.get("ok"):
+        raise BenchError(f"list failed: {reply}")
+    return len(reply.get("sessions") or [])
+
+
+# ---------------------------------------------------------------------------- the suite
+
+def ideal_s(calls, concurrency=CONCURRENCY, latency_ms=LATENCY_MS):
+    return math.ceil(calls / concurrency) * latency_ms / 1000.0 if calls else 0.0
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.work = Path(tempfile.mkdtemp(prefix="scbench-", dir=args.workdir))
+        self.daemon = Path(args.daemon)
+        self.loadserver = Path(args.loadserver)
+        self.rows = []
+        self.counter = 0
+        self.stop_rows = {}  # (n, endpoints) -> row, for the peers' ratios
+        self.state_snapshot = None  # (n, path): a copy of a daemon's state with n sessions stored
+        self.t_start = time.monotonic()
+
+    def env(self, **extra):
+        return clean_env(self.work, **extra)
+
+    def newdir(self, tag):
+        self.counter += 1
+        path = self.work / f"{self.counter:03d}-{tag}"
+        path.mkdir()
+        return path
+
+    def log(self, text):
+        print(f"[{time.monotonic() - self.t_start:7.1f}s] {text}", flush=True)
+
+    def add(self, row):
+        self.rows.append(row)
+        status = "ok" if row["ok"] else "ERROR: " + row["error"]
+        self.log(f"{row['scenario']:<10} {row['name']:<28} {status}")
+        return row
+
+    def attempt(self, scenario, name, fn, **fields):
+        """Runs fn() -> dict of figures; any failure becomes an ERROR row."""
+        row = {"scenario": scenario, "name": name, "ok": True, "error": None}
+        row.update(fields)
+        try:
+            row.update(fn())
+        except BenchError as e:
+            row.update(ok=False, error=str(e))
+        except Exception as e:  # noqa: BLE001 — a crash in a scenario is a failed row, not a dead suite
+            row.update(ok=False, error=f"{type(e).__name__}: {e}")
+        return self.add(row)
+
+    # ------------------------------------------------------------------ 1. stop runs
+
+    def stop_once(self, n, n_endpoints, snapshot=False):
+        server = LoadServer(self, tag=f"ls-stop{n}x{n_endpoints}")
+        daemon = None
+        try:
+            paths = ["/user/{session}/endsession", "/user/{session}/logout", "/user/{session}/revoke"]
+            names = ["auth", "sso", "api"][:n_endpoints]
+            endpoints = [(name, server.url(p)) for name, p in zip(names, paths)]
+            calls = n * n_endpoints
+            budget = 60 if calls <= 20000 else 180
+            daemon = Daemon(self, f"stop{n}x{n_endpoints}", endpoints, budget_sec=budget)
+            ready_s = daemon.start()
+            reg_s = register_bulk(daemon, f"s{n}x{n_endpoints}", n, names, self.args.pipeline)
+            early = server.stats()["requests"]
+            if early:
+                raise BenchError(f"server got {early} requests before SIGTERM")
+            if snapshot:
+                daemon.child.signal(signal.SIGSTOP)  # a crash-consistent copy of what is on disk
+                try:
+                    copy = self.work / f"state-{n}"
+                    shutil.copytree(daemon.state_dir, copy)
+                    self.state_snapshot = (n, copy)
+                finally:
+                    daemon.child.signal(signal.SIGCONT)
+            result = daemon.stop()
+            final = server.stop()
+            result.update(ready_s=ready_s, register_s=reg_s, server_requests=final["requests"],
+                          server_unique_keys=final["unique_keys"], server_max_late_us=final["max_late_us"],
+                          server_max_pending=final["max_pending"], server_connections=final["connections"])
+            problems = []
+            if result["exit"] != 0:
+                problems.append(f"exit status {result['exit']} (expected 0): {daemon.log_tail(3)}")
+            if final["requests"] != calls:
+                problems.append(f"server counted {final['requests']} requests, expected {calls}")
+            if final["unique_keys"] != n:
+                problems.append(f"server saw {final['unique_keys']} distinct sessions, expected {n}")
+            if problems:
+                raise BenchError("; ".join(problems))
+            return result
+        finally:
+            if daemon and daemon.child and daemon.child.status is None:
+                daemon.kill()
+            if server.final is None:
+                server.child.kill()
+
+    def stop_run(self, n, n_endpoints=1):
+        calls = n * n_endpoints
+        name = f"N={n:,}" + (f" × {n_endpoints} endpoints" if n_endpoints > 1 else "")
+
+        def run():
+            runs = []
+            for i in range(self.args.repeat):
+                snapshot = (n == self.snapshot_n and n_endpoints == 1 and i == 0)
+                runs.append(self.stop_once(n, n_endpoints, snapshot=snapshot))
+            row = {k: median([r[k] for r in runs]) for k in runs[0] if isinstance(runs[0][k], (int, float))}
+            row["exit"] = runs[-1]["exit"]
+            row["runs"] = len(runs)
+            row["wall_runs_s"] = [round(r["wall_s"], 4) for r in runs]
+            row["ratio"] = row["wall_s"] / ideal_s(calls) if calls else None
+            return row
+
+        row = self.attempt("stop", name, run, n=n, endpoints=n_endpoints, calls=calls, ideal_s=ideal_s(calls),
+                           latency_ms=LATENCY_MS, concurrency=CONCURRENCY)
+        self.stop_rows[(n, n_endpoints)] = row
+        return row
+
+    # ------------------------------------------------------------------ 2. peers
+
+    def peer_run(self, peer, n, cap=None):
+        calls = min(n, cap) if cap else n
+        label = {"seq": "sequential curl loop", "xargs": "xargs -P 256 curl", "python": "python asyncio (256)",
+                 "parallel": "curl --parallel 256"}[peer]
+
+        def run():
+            server = LoadServer(self, tag=f"ls-{peer}{n}")
+            try:
+                urls = [server.url(f"/user/{peer}-{n}-{i}/endsession") for i in range(calls)]
+                d = self.newdir(f"peer-{peer}{n}")
+                url_file = d / "urls"
+                url_file.write_text("".join(u + "\n" for u in urls))
+                if peer == "seq":
+                    argv = ["sh", "-c",
+                            'rc=0; while IFS= read -r url; do curl -s -o /dev/null "$url" || rc=1; done; exit $rc']
+                elif peer == "xargs":
+                    argv = ["xargs", "-P", str(CONCURRENCY), "-n", "1", "curl", "-s", "-o", "/dev/null"]
+                elif peer == "python":
+                    argv = [sys.executable, HERE / "peers" / "python_asyncio_peer.py", url_file]
+                else:
+                    config = d / "curl.conf"
+                    config.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in urls))
+                    argv = ["curl", "-s", "--parallel", "--parallel-immediate", "--parallel-max", str(CONCURRENCY),
+                            "--config", config]
+                timeout = 60 + calls * (0.2 if peer in ("seq", "xargs") else 0.01)
+                with open(url_file) as stdin, open(d / "out.log", "w") as out:
+                    child = Child(argv, self.env(), stdin=stdin, stdout=out, stderr=out)
+                    if not child.wait(timeout):
+                        child.kill()
+                        raise BenchError(f"{label} still running after {timeout:.0f} s (killed)")
+                wall, cpu = child.t_exit - child.t_spawn, child.cpu
+                final = server.stop()
+            finally:
+                if server.final is None:
+                    server.child.kill()
+            problems = []
+            if child.status != 0:
+                problems.append(f"exit status {child.status}")
+            if final["requests"] != calls or final["unique_keys"] != calls:
+                problems.append(f"server counted {final['requests']} requests / {final['unique_keys']} sessions, "
+                                f"expected {calls}")
+            if problems:
+                raise BenchError("; ".join(problems))
+            scale = n / calls
+            row = {"wall_s": wall * scale, "cpu_s": cpu * scale, "measured_calls": calls, "extrapolated": scale != 1,
+                   "measured_wall_s": wall, "measured_cpu_s": cpu, "exit": child.status,
+                   "server_requests": final["requests"], "peak_rss_mb": child.maxrss_mb}
+            daemon = self.stop_rows.get((n, 1))
+            if daemon and daemon["ok"]:
+                row["wall_vs_daemon"] = row["wall_s"] / daemon["wall_s"]
+                row["cpu_vs_daemon"] = row["cpu_s"] / daemon["cpu_stop_s"] if daemon["cpu_stop_s"] else None
+            row["ratio"] = row["wall_s"] / (n * LATENCY_MS / 1000 if peer == "seq" else ideal_s(n))
+            return row
+
+        return self.attempt("peers", f"{label} N={n:,}", run, peer=peer, n=n, calls=n)
+
+    # ------------------------------------------------------------------ 3. idle + lifecycle
+
+    def idle(self, n, window):
+        """Two daemons with n sessions each, idle side by side: watchdog off and WATCHDOG_USEC=20 s."""
+        variants = [("watchdog off", None), ("watchdog 20 s", 20_000_000)]
+        server = LoadServer(self, tag="ls-idle")
+        daemons = []
+        try:
+            for label, usec in variants:
+                d = Daemon(self, "idle" + ("wd" if usec else ""), [("auth", server.url("/user/{session}/endsession"))],
+                           watchdog_usec=usec)
+                daemons.append((label, usec, d))
+                d.start()
+                register_bulk(d, "idle" + ("wd" if usec else ""), n, ["auth"], self.args.pipeline)
+            time.sleep(2 if not self.quick else 1)  # let the registration's after-effects settle
+            before = {label: proc_sample(d.pid) for label, _, d in daemons}
+            time.sleep(window)
+            for label, usec, d in daemons:
+                def measure(d=d, label=label, usec=usec):
+                    if d.child.wait(0):
+                        raise BenchError(f"daemon exited ({d.child.status}) while idle")
+                    a, b = before[label], proc_sample(d.pid)
+                    dt = b["t"] - a["t"]
+                    switches = (b["vcsw"] + b["nvcsw"]) - (a["vcsw"] + a["nvcsw"])
+                    return {"window_s": dt, "cpu_ms": (b["ticks"] - a["ticks"]) * 1000 / CLK_TCK,
+                            "cpu_sched_ms": (b["sched_ns"] - a["sched_ns"]) / 1e6,
+                            "cpu_percent": (b["sched_ns"] - a["sched_ns"]) / 1e9 / dt * 100,
+                            "wakeups_per_s": switches / dt, "context_switches": switches,
+                            "watchdog_pings": d.notify.count("WATCHDOG=1", a["t"], b["t"]),
+                            "expected_wakeups_per_s": (2e6 / usec) if usec else 0.0,
+                            "rss_mb": b.get("VmRSS", 0) / 1024.0, "threads": b["threads"],
+                            "sessions": n}
+                self.attempt("idle", f"idle {n:,} sessions, {label}", measure)
+        except BenchError as e:
+            self.add({"scenario": "idle", "name": f"idle {n:,} sessions", "ok": False, "error": str(e)})
+        finally:
+            for _, _, d in daemons:
+                d.kill()
+            server.child.kill()
+
+    def lifecycle(self, stored_n):
+        runs = max(3, self.args.repeat)  # cheap, noise-sensitive: always take a median of ≥ 3
+
+        def empty():
+            ready, exits = [], []
+            for i in range(runs):
+                d = Daemon(self, f"empty{i}", [("auth", f"http://{HOST}:9/user/{{session}}/endsession")])
+                try:
+                    ready.append(d.start())
+                    r = d.stop(timeout=30)
+                finally:
+                    d.kill()
+                if r["exit"] != 0:
+                    raise BenchError(f"exit status {r['exit']} with 0 sessions")
+                exits.append(r["wall_s"])
+            return ready, exits
+
+        ready0, exit0 = [], []
+
+        def ready_empty():
+            nonlocal ready0, exit0
+            ready0, exit0 = empty()
+            return {"ms": median(ready0) * 1000, "runs_ms": [round(x * 1000, 2) for x in ready0], "target_ms": 50}
+
+        row = self.attempt("lifecycle", "start → READY, 0 sessions", ready_empty)
+        if row["ok"]:
+            self.add({"scenario": "lifecycle", "name": "SIGTERM → exit, 0 sessions", "ok": True, "error": None,
+                      "ms": median(exit0) * 1000, "runs_ms": [round(x * 1000, 2) for x in exit0], "target_ms": 20})
+
+        def one_session():
+            walls = []
+            for i in range(runs):
+                server = LoadServer(self, tag=f"ls-one{i}")
+                d = Daemon(self, f"one{i}", [("auth", server.url("/user/{session}/endsession"))])
+                try:
+                    d.start()
+                    register_bulk(d, f"one{i}", 1, ["auth"], 1)
+                    r = d.stop(timeout=30)
+                    final = server.stop()
+                finally:
+                    d.kill()
+                    server.child.kill()
+                if r["exit"] != 0 or final["requests"] != 1:
+                    raise BenchError(f"exit status {r['exit']}, server counted {final['requests']} (expected 0, 1)")
+                walls.append(r["wall_s"])
+            return {"ms": median(walls) * 1000, "runs_ms": [round(x * 1000, 2) for x in walls],
+                    "target_ms": LATENCY_MS + 30}
+
+        self.attempt("lifecycle", "SIGTERM → exit, 1 session", one_session)
+
+        def ready_stored():
+            # A copy of the state of the stop run with stored_n sessions (taken just before its
+            # SIGTERM), else register stored_n now and SIGKILL: the store keeps them.
+            server = LoadServer(self, tag="ls-stored")
+            endpoint = [("auth", server.url("/user/{session}/endsession"))]
+            try:
+                if self.state_snapshot and self.state_snapshot[0] == stored_n:
+                    state, source = self.state_snapshot[1], "copy of the stop run's store"
+                else:
+                    seed = Daemon(self, f"seed{stored_n}", endpoint)
+                    try:
+                        seed.start()
+                        register_bulk(seed, f"stored{stored_n}", stored_n, ["auth"], self.args.pipeline)
+                    finally:
+                        seed.kill()
+                    state, source = seed.state_dir, "registered, then SIGKILL"
+                times, rss, start_calls = [], [], 0
+                for i in range(runs):
+                    d = Daemon(self, f"stored{stored_n}-{i}", endpoint, state_dir=state)
+                    try:
+                        times.append(d.start())
+                        time.sleep(0.5)
+                        rss.append(proc_sample(d.pid).get("VmRSS", 0) / 1024.0)
+                        count = stored_count(d) if i == 0 else stored_n
+                    finally:
+                        d.kill()
+                    if count != stored_n:
+                        raise BenchError(f"the restarted daemon holds {count} sessions, expected {stored_n}")
+                start_calls = server.stop()["requests"]
+            finally:
+                server.child.kill()
+            return {"ms": median(times) * 1000, "runs_ms": [round(x * 1000, 2) for x in times],
+                    "target_ms": 500 if stored_n >= 100000 else None, "rss_mb": median(rss), "source": source,
+                    "calls_at_start": start_calls}
+
+        self.attempt("lifecycle", f"start → READY, {stored_n:,} stored", ready_stored)
+
+    # ------------------------------------------------------------------ 4. registration
+
+    def registration(self, duration):
+        server = LoadServer(self, tag="ls-reg")
+        d = Daemon(self, "reg", [("auth", server.url("/user/{session}/endsession"))])
+        acked = 0
+        try:
+            d.start()
+            endpoint_json = json.dumps(["auth"])
+
+            def sequential():
+                nonlocal acked
+                n = 0
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(10)
+                    s.connect(str(d.control))
+                    f = s.makefile("rb")
+                    t0 = time.monotonic()
+                    while time.monotonic() - t0 < duration and n < 1_000_000:
+                        s.sendall(register_line(f"seq-{n}", endpoint_json))
+                        error = check_reply(f.readline())
+                        if error:
+                            raise BenchError(f"registration {n} refused: {error}")
+                        n += 1
+                    elapsed = time.monotonic() - t0
+                acked += n
+                return {"clients": 1, "registrations": n, "seconds": elapsed, "per_s": n / elapsed}
+
+            async def concurrent(clients):
+                counts = [0] * clients
+                t_end = time.monotonic() + duration
+
+                async def client(c):
+                    reader, writer = await asyncio.open_unix_connection(str(d.control))
+                    try:
+                        while time.monotonic() < t_end and counts[c] < 1_000_000:
+                            writer.write(register_line(f"c{c}-{counts[c]}", endpoint_json))
+                            error = check_reply(await reader.readline())
+                            if error:
+                                raise BenchError(f"registration refused: {error}")
+                            counts[c] += 1
+                    finally:
+                        writer.close()
+
+                t0 = time.monotonic()
+                await asyncio.wait_for(asyncio.gather(*(client(c) for c in range(clients))), duration + 30)
+                return sum(counts), time.monotonic() - t0
+
+            def parallel16():
+                nonlocal acked
+                n, elapsed = asyncio.run(concurrent(16))
+                acked += n
+                return {"clients": 16, "registrations": n, "seconds": elapsed, "per_s": n / elapsed}
+
+            self.attempt("register", "1 client, one at a time", sequential)
+            self.attempt("register", "16 clients, one at a time each", parallel16)
+
+            def durable():
+                # Every acknowledged registration must still be there after SIGKILL + restart.
+                d.kill()
+                again = Daemon(self, "reg-again", [("auth", server.url("/user/{session}/endsession"))],
+                               state_dir=d.state_dir)
+                try:
+                    again.start()
+                    count = stored_count(again)
+                finally:
+                    again.kill()
+                if count != acked:
+                    raise BenchError(f"after SIGKILL and restart the daemon holds {count}, {acked} were acknowledged")
+                return {"registrations": count}
+
+            self.attempt("register", "acknowledged = stored after kill", durable)
+            calls = server.stop()["requests"]
+            if calls:
+                self.add({"scenario": "register", "name": "no calls without a stop run", "ok": False,
+                          "error": f"server counted {calls} requests"})
+        except BenchError as e:
+            self.add({"scenario": "register", "name": "registration", "ok": False, "error": str(e)})
+        finally:
+            d.kill()
+            server.child.kill()
+
+    # ------------------------------------------------------------------ driver
+
+    @property
+    def snapshot_n(self):
+        return self.stored_n if "lifecycle" in self.only else None
+
+    def run(self):
+        a = self.args
+        self.only = set(a.only.split(",")) if a.only else {"stop", "peers", "idle", "lifecycle", "register"}
+        sizes = [1, 100, 1000] if self.quick else [1, 100, 1000, 10000, 100000]
+        self.stored_n = 1000 if self.quick else 100000
+        if "stop" in self.only:
+            for n in sizes:
+                self.stop_run(n)
+            self.stop_run(1000, 3)
+        if "peers" in self.only:
+            sizes_peers = [100] if self.quick else [1000, 10000]
+            cap = 20 if self.quick else 200
+            for n in sizes_peers:
+                if "stop" not in self.only and (n, 1) not in self.stop_rows:
+                    self.stop_run(n)  # the daemon figure the ratios refer to
+                for peer in ("seq", "xargs", "python", "parallel"):
+                    self.peer_run(peer, n, cap=cap if peer == "seq" else None)
+            if not self.quick and not a.no_peers_100k:
+                for peer in ("python", "parallel"):
+                    self.peer_run(peer, 100000)
+        if "idle" in self.only:
+            self.idle(1000 if self.quick else 10000, 5 if self.quick else 60)
+        if "lifecycle" in self.only:
+            self.lifecycle(self.stored_n)
+        if "register" in self.only:
+            self.registration(2 if self.quick else 10)
+
+
+# ---------------------------------------------------------------------------- reporting
+
+def machine_info(daemon):
+    info = {"nproc": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()}
+    try:
+        info["affinity_cpus"] = len(os.sched_getaffinity(0))
+    except AttributeError:
+        pass
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                info["memory_mb"] = int(line.split()[1]) // 1024
+    try:
+        info["curl"] = subprocess.run(["curl", "--version"], capture_output=True, text=True, timeout=10).stdout.split("\n")[0]
+        info["git_commit"] = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                            text=True, timeout=10).stdout.strip()
+        info["daemon_version"] = subprocess.run([str(daemon), "--version"], capture_output=True, text=True,
+                                                timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def fmt(value, spec=".3f", missing="—"):
+    if value is None:
+        return missing
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return format(value, spec)
+    return str(value)
+
+
+SECTIONS = [
+    ("stop", f"Stop runs (SIGTERM → exit; latency {LATENCY_MS} ms, MaxConcurrentRequests {CONCURRENCY})", [
+        ("run", lambda r: r["name"], "<"), ("calls", lambda r: fmt(r.get("calls"), ",d"), ">"),
+        ("wall s", lambda r: fmt(r.get("wall_s")), ">"), ("ideal s", lambda r: fmt(r.get("ideal_s")), ">"),
+        ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
+        ("CPU s (stop)", lambda r: fmt(r.get("cpu_stop_s")), ">"),
+        ("CPU s (all)", lambda r: fmt(r.get("cpu_total_s")), ">"),
+        ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
+        ("register s", lambda r: fmt(r.get("register_s"), ".2f"), ">"),
+        ("exit", lambda r: fmt(r.get("exit"), "d"), ">"),
+        ("server count", lambda r: fmt(r.get("server_requests"), ",d"), ">")]),
+    ("peers", "Peers: the same calls without the daemon (same load server)", [
+        ("run", lambda r: r["name"], "<"),
+        ("wall s", lambda r: fmt(r.get("wall_s")) + ("*" if r.get("extrapolated") else ""), ">"),
+        ("CPU s", lambda r: fmt(r.get("cpu_s")) + ("*" if r.get("extrapolated") else ""), ">"),
+        ("wall ÷ daemon", lambda r: fmt(r.get("wall_vs_daemon"), ".2f"), ">"),
+        ("CPU ÷ daemon", lambda r: fmt(r.get("cpu_vs_daemon"), ".2f"), ">"),
+        ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
+        ("exit", lambda r: fmt(r.get("exit"), "d"), ">"),
+        ("server count", lambda r: fmt(r.get("server_requests"), ",d"), ">")]),
+    ("idle", "Idle daemon", [
+        ("run", lambda r: r["name"], "<"), ("window s", lambda r: fmt(r.get("window_s"), ".1f"), ">"),
+        ("CPU ms (stat)", lambda r: fmt(r.get("cpu_ms"), ".0f"), ">"),
+        ("CPU ms (sched)", lambda r: fmt(r.get("cpu_sched_ms"), ".2f"), ">"),
+        ("wake-ups/s", lambda r: fmt(r.get("wakeups_per_s"), ".3f"), ">"),
+        ("expected/s", lambda r: fmt(r.get("expected_wakeups_per_s"), ".2f"), ">"),
+        ("WATCHDOG=1", lambda r: fmt(r.get("watchdog_pings"), "d"), ">"),
+        ("RSS MB", lambda r: fmt(r.get("rss_mb"), ".1f"), ">"),
+        ("threads", lambda r: fmt(r.get("threads"), "d"), ">")]),
+    ("lifecycle", "Start and stop latency (median)", [
+        ("run", lambda r: r["name"], "<"), ("ms", lambda r: fmt(r.get("ms"), ".1f"), ">"),
+        ("runs ms", lambda r: ", ".join(f"{x:.1f}" for x in r.get("runs_ms") or []), "<"),
+        ("target ms", lambda r: fmt(r.get("target_ms"), "d"), ">"),
+        ("RSS MB", lambda r: fmt(r.get("rss_mb"), ".1f"), ">")]),
+    ("register", "Durable registrations through the control socket", [
+        ("run", lambda r: r["name"], "<"), ("clients", lambda r: fmt(r.get("clients"), "d"), ">"),
+        ("registrations", lambda r: fmt(r.get("registrations"), ",d"), ">"),
+        ("seconds", lambda r: fmt(r.get("seconds"), ".2f"), ">"),
+        ("per s", lambda r: fmt(r.get("per_s"), ",.0f"), ">")]),
+]
+
+
+def section_tables(rows):
+    """[(title, headers, aligns, [cells…] per row, [error or None per row])]"""
+    out = []
+    for scenario, title, cols in SECTIONS:
+        mine = [r for r in rows if r["scenario"] == scenario]
+        if not mine:
+            continue
+        headers = [c[0] for c in cols] + ["status"]
+        cells = []
+        for r in mine:
+            if r["ok"]:
+                cells.append([c[1](r) for c in cols] + ["ok"])
+            else:
+                cells.append([r["name"]] + ["—"] * (len(cols) - 1) + ["ERROR"])
+        out.append((title, headers, [c[2] for c in cols] + ["<"], cells, [r.get("error") for r in mine]))
+    return out
+
+
+def evaluate_targets(rows):
+    def find(scenario, name):
+        return next((r for r in rows if r["scenario"] == scenario and r["name"] == name and r["ok"]), None)
+
+    targets = []
+
+    def target(text, measured, met, shown):
+        targets.append({"target": text, "measured": measured, "met": met, "shown": shown})
+
+    s10k = find("stop", "N=10,000")
+    if s10k:
+        target("10,000 sessions: stop run ≤ 1.15 × ideal", s10k["ratio"], s10k["ratio"] <= 1.15,
+               f"{s10k['ratio']:.2f} × ideal ({s10k['wall_s']:.3f} s vs {s10k['ideal_s']:.2f} s)")
+        target("10,000 sessions: ≤ 1.0 s CPU", s10k["cpu_stop_s"], s10k["cpu_stop_s"] <= 1.0,
+               f"{s10k['cpu_stop_s']:.3f} s (stop run; {s10k['cpu_total_s']:.3f} s whole process)")
+        target("10,000 sessions: peak RSS ≤ 64 MB", s10k["peak_rss_mb"], s10k["peak_rss_mb"] <= 64,
+               f"{s10k['peak_rss_mb']:.1f} MB")
+    xargs = find("peers", "xargs -P 256 curl N=10,000")
+    if s10k and xargs:
+        speedup = xargs["wall_s"] / s10k["wall_s"]
+        target("10,000 sessions: ≥ 5 × faster than xargs -P 256 curl", speedup, speedup >= 5,
+               f"{speedup:.1f} × ({xargs['wall_s']:.2f} s vs {s10k['wall_s']:.3f} s)")
+    s100k, s1 = find("stop", "N=100,000"), find("stop", "N=1")
+    if s100k and s1:
+        per = (s100k["peak_rss_mb"] - s1["peak_rss_mb"]) * 1024 * 1024 / (100000 - 1)
+        s10 = find("stop", "N=10,000")
+        per10 = (s10["peak_rss_mb"] - s1["peak_rss_mb"]) * 1024 * 1024 / (10000 - 1) if s10 else None
+        linear = per10 is None or per <= max(per10 * 1.5, per10 + 256)
+        target("100,000 sessions complete, memory linear (bytes/session)", per, s100k["ok"] and linear,
+               f"{per:,.0f} B/session at 100k" + (f" ({per10:,.0f} at 10k)" if per10 is not None else "")
+               + f"; {s100k['wall_s']:.2f} s, {s100k['ratio']:.2f} × ideal")
+    for name, limit in (("SIGTERM → exit, 1 session", LATENCY_MS + 30), ("SIGTERM → exit, 0 sessions", 20),
+                        ("start → READY, 0 sessions", 50), ("start → READY, 100,000 stored", 500)):
+        r = find("lifecycle", name)
+        if r:
+            target(f"{name} ≤ {limit} ms", r["ms"], r["ms"] <= limit, f"{r['ms']:.1f} ms")
+    for r in rows:
+        if r["scenario"] == "idle" and r["ok"]:
+            extra = r["wakeups_per_s"] - r["expected_wakeups_per_s"]
+            target(f"{r['name']}: 0 wake-ups/s besides the watchdog", r["wakeups_per_s"],
+                   extra <= 0.05, f"{r['wakeups_per_s']:.3f}/s (watchdog: {r['expected_wakeups_per_s']:.2f}/s)")
+            target(f"{r['name']}: RSS ≤ 16 MB", r["rss_mb"], r["rss_mb"] <= 16, f"{r['rss_mb']:.1f} MB")
+    r = find("register", "16 clients, one at a time each")
+    if r:
+        target("≥ 2,000 durable registrations/s from 16 clients", r["per_s"], r["per_s"] >= 2000,
+               f"{r['per_s']:,.0f}/s")
+    return targets
+
+
+def print_report(rows, targets):
+    for title, headers, aligns, cells, errors in section_tables(rows):
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+        line = lambda vals: "  ".join(format(v, a + str(w)) for v, a, w in zip(vals, aligns, widths))
+        print(f"\n{title}")
+        print(line(headers))
+        print("  ".join("-" * w for w in widths))
+        for c, e in zip(cells, errors):
+            print(line(c))
+            if e:
+                print(f"    ERROR: {e}")
+    if any(r.get("extrapolated") for r in rows):
+        print("\n* extrapolated linearly from the calls actually made (see measured_calls in the JSON)")
+    if targets:
+        print("\nTargets")
+        for t in targets:
+            print(f"  {'met   ' if t['met'] else 'MISSED'}  {t['target']}: {t['shown']}")
+
+
+def markdown_report(rows, targets):
+    out = []
+    for title, headers, aligns, cells, errors in section_tables(rows):
+        out.append(f"### {title}\n")
+        out.append("| " + " | ".join(headers) + " |")
+        out.append("|" + "|".join("---:" if a == ">" else "---" for a in aligns) + "|")
+        for c, e in zip(cells, errors):
+            out.append("| " + " | ".join(c) + " |")
+            if e:
+                out.append(f"| ERROR: {e} |" + " |" * (len(headers) - 1))
+        out.append("")
+    if any(r.get("extrapolated") for r in rows):
+        out.append("\\* extrapolated linearly from the calls actually made.\n")
+    if targets:
+        out.append("### Targets\n")
+        out.append("| target | measured | |")
+        out.append("|---|---|---|")
+        for t in targets:
+            out.append(f"| {t['target']} | {t['shown']} | {'met' if t['met'] else '**missed**'} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="CI smoke test: small sizes, short windows (< 90 s)")
+    p.add_argument("--json", default=str(REPO / "bench-results" / "latest.json"), help="where to write the figures")
+    p.add_argument("--markdown", help="also write the tables as Markdown here")
+    p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register")
+    p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
+    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", "/tmp/build-bench/release/session-cleanup"))
+    p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"))
+    p.add_argument("--pipeline", type=int, default=DEFAULT_PIPELINE,
+                   help="requests in flight per control connection when registering in bulk (1: none)")
+    p.add_argument("--no-peers-100k", action="store_true", help="skip the peers at N = 100,000")
+    p.add_argument("--workdir", default="/tmp", help="parent of the temporary work directory")
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state, configs)")
+    args = p.parse_args()
+    args.repeat = max(1, args.repeat)
+    known = {"stop", "peers", "idle", "lifecycle", "register"}
+    if args.only and not set(args.only.split(",")) <= known:
+        p.error(f"--only takes {', '.join(sorted(known))}")
+    if not Path(args.loadserver).exists():
+        Path(args.loadserver).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-O2", "-o", args.loadserver, str(HERE / "LoadServer" / "loadserver.c")], check=True)
+    if not os.access(args.daemon, os.X_OK):
+        p.error(f"no daemon binary at {args.daemon}: run scripts/bench.sh, or pass --daemon")
+
+    def interrupted(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupted)
+    bench = Bench(args)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    info = machine_info(bench.daemon)
+    bench.log(f"session-cleanup benchmarks{' (quick)' if args.quick else ''}: {info.get('nproc')} CPUs, "
+              f"{info.get('cpu_model')}, work directory {bench.work}")
+    try:
+        bench.run()
+    except KeyboardInterrupt:
+        bench.add({"scenario": "suite", "name": "interrupted", "ok": False, "error": "interrupted"})
+    finally:
+        end_all_children()
+    rows, targets = bench.rows, evaluate_targets(bench.rows)
+    passed = sum(r["ok"] for r in rows)
+    failed = len(rows) - passed
+    print_report(rows, targets)
+    result = {"schema": 1, "started": started, "duration_s": round(time.monotonic() - bench.t_start, 1),
+              "quick": args.quick, "repeat": args.repeat, "machine": info,
+              "parameters": {"latency_ms": LATENCY_MS, "concurrency": CONCURRENCY, "pipeline": args.pipeline,
+                             "bulk_connections": BULK_CONNECTIONS, "daemon": str(bench.daemon)},
+              "results": rows, "targets": targets, "passed": passed, "failed": failed}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown_report(rows, targets))
+    if args.keep or failed:
+        print(f"\nwork directory kept: {bench.work}")
+    else:
+        shutil.rmtree(bench.work, ignore_errors=True)
+    print(f"\nfigures: {args.json}  ({result['duration_s']} s)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
