@@ -77,6 +77,27 @@ int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
     return 0;
 }
 
+int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https) {
+    CURLU *parsed = curl_url();
+    if (parsed == NULL) return CURLUE_OUT_OF_MEMORY;
+    char *scheme = NULL, *host = NULL, *port = NULL;
+    CURLUcode rc = curl_url_set(parsed, CURLUPART_URL, url, 0);
+    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_SCHEME, &scheme, 0);
+    if (rc == CURLUE_OK) {
+        if (strcmp(scheme, "http") == 0) *https = 0;
+        else if (strcmp(scheme, "https") == 0) *https = 1;
+        else rc = CURLUE_UNSUPPORTED_SCHEME;
+    }
+    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_HOST, &host, 0);
+    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (rc == CURLUE_OK && peer_cap > 0) snprintf(peer, peer_cap, "%s:%s", host, port);
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(parsed);
+    return rc;
+}
+
 /* ---- Transfers ------------------------------------------------------------------------- */
 
 /* A released transfer keeps a body buffer up to this size, to avoid reallocating it for the
@@ -86,7 +107,6 @@ int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
 struct ccurl_transfer {
     CURL *easy;
     uint64_t tag;
-    CURLU *url;
     struct curl_slist *headers;
     uint8_t *body;
     size_t body_length;
@@ -114,7 +134,6 @@ void ccurl_transfer_free(ccurl_transfer *t) {
     if (t == NULL) return;
     ccurl_transfer_release(t);
     curl_easy_cleanup(t->easy);
-    curl_url_cleanup(t->url);
     free(t->body);
     free(t);
 }
@@ -204,7 +223,6 @@ static size_t on_header(char *data, size_t size, size_t count, void *userp) {
 }
 
 CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body) {
-    curl_easy_reset(t->easy);
     t->tag = tag;
     t->max_body = max_body;
     t->body_length = 0;
@@ -219,35 +237,6 @@ CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body
     if ((rc = curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, (void *)t)) != CURLE_OK) return rc;
     if ((rc = curl_easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
     return curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, (void *)t);
-}
-
-int ccurl_transfer_set_url(ccurl_transfer *t, const char *url) {
-    if (t->url == NULL) {
-        t->url = curl_url();
-        if (t->url == NULL) return CURLUE_OUT_OF_MEMORY;
-    }
-    CURLUcode rc = curl_url_set(t->url, CURLUPART_URL, url, 0);
-    if (rc != CURLUE_OK) return rc;
-    char *scheme = NULL;
-    rc = curl_url_get(t->url, CURLUPART_SCHEME, &scheme, 0);
-    if (rc != CURLUE_OK) return rc;
-    int supported = strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0;
-    curl_free(scheme);
-    if (!supported) return CURLUE_UNSUPPORTED_SCHEME;
-    return curl_easy_setopt(t->easy, CURLOPT_CURLU, t->url) == CURLE_OK ? CURLUE_OK : CURLUE_OUT_OF_MEMORY;
-}
-
-void ccurl_transfer_host_port(const ccurl_transfer *t, char *buf, size_t cap) {
-    if (cap == 0) return;
-    char *host = NULL, *port = NULL;
-    if (t->url != NULL && curl_url_get(t->url, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(t->url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
-        snprintf(buf, cap, "%s:%s", host, port);
-    } else {
-        snprintf(buf, cap, "?");
-    }
-    curl_free(host);
-    curl_free(port);
 }
 
 int ccurl_transfer_add_header(ccurl_transfer *t, const char *line) {
@@ -274,10 +263,8 @@ long long ccurl_transfer_retry_after(const ccurl_transfer *t) { return t->retry_
 const char *ccurl_transfer_error_text(const ccurl_transfer *t) { return t->error; }
 
 void ccurl_transfer_release(ccurl_transfer *t) {
-    /* The easy handle still points at the URL and header list; forget them first. */
-    curl_easy_setopt(t->easy, CURLOPT_CURLU, (CURLU *)NULL);
-    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
-    if (t->url != NULL) curl_url_set(t->url, CURLUPART_URL, NULL, 0); /* clears every part */
+    /* Back to defaults: frees libcurl's copies of the URL and body, forgets the header list. */
+    curl_easy_reset(t->easy);
     curl_slist_free_all(t->headers);
     t->headers = NULL;
     if (t->body_capacity > RETAINED_BODY_BYTES) {

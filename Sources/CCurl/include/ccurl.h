@@ -66,9 +66,14 @@ CURLMcode ccurl_multi_set_callbacks(
  * no finished transfer is queued. */
 int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
 
+/* Parses `url` without keeping it: returns a CURLUcode (CURLUE_UNSUPPORTED_SCHEME unless
+ * http or https); on success writes "host:port" (port defaulted from the scheme, IPv6 hosts in
+ * brackets) into `peer`, truncated to fit, and sets *https. Never writes the path or query. */
+int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https);
+
 /* ---- Transfers ---------------------------------------------------------------------------
- * A transfer owns one easy handle plus what a request needs while it runs: its tag, a parsed
- * URL, a header list, the reply buffer and an error buffer. Transfers are pooled by the caller:
+ * A transfer owns one easy handle plus what a request needs while it runs: its tag, a header
+ * list, the reply buffer and an error buffer. Transfers are pooled by the caller:
  * prepare, run, read results, release, prepare again. */
 typedef struct ccurl_transfer ccurl_transfer;
 
@@ -81,19 +86,12 @@ CURL *ccurl_transfer_easy(ccurl_transfer *t);
 /* The transfer an easy handle belongs to (its CURLOPT_PRIVATE), or NULL. */
 ccurl_transfer *ccurl_transfer_of(CURL *easy);
 
-/* Resets the easy handle (curl_easy_reset) and installs the shim's own options: CURLOPT_PRIVATE,
+/* Installs the shim's own options on a new or released transfer's easy handle: CURLOPT_PRIVATE,
  * the error buffer and the write/header callbacks that keep at most `max_body` bytes of body.
  * Every other option is the caller's to set. */
 CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body);
 /* The tag given to ccurl_transfer_prepare. */
 uint64_t ccurl_transfer_tag(const ccurl_transfer *t);
-
-/* Parses `url` into the transfer's CURLU and points CURLOPT_CURLU at it. Returns a CURLUcode;
- * CURLUE_UNSUPPORTED_SCHEME when the scheme is not http or https. */
-int ccurl_transfer_set_url(ccurl_transfer *t, const char *url);
-/* Writes "host:port" of the parsed URL (port defaulted from the scheme, IPv6 hosts in
- * brackets) into buf, truncated to fit; "?" when unknown. Never writes the path or query. */
-void ccurl_transfer_host_port(const ccurl_transfer *t, char *buf, size_t cap);
 
 /* Appends one "Name: value" line to the transfer's header list: 0, or -1 when out of memory. */
 int ccurl_transfer_add_header(ccurl_transfer *t, const char *line);
@@ -111,8 +109,9 @@ long long ccurl_transfer_retry_after(const ccurl_transfer *t);
  * callers must still scrub it before showing it to anyone. */
 const char *ccurl_transfer_error_text(const ccurl_transfer *t);
 
-/* Drops what the finished request held (URL, header list, body beyond a small retained buffer)
- * so a pooled transfer keeps no secrets and little memory. */
+/* Resets the easy handle (curl_easy_reset) and drops what the finished request held (URL,
+ * header list, body beyond a small retained buffer) so a pooled transfer keeps no secrets and
+ * little memory. The transfer must not be in a multi handle. */
 void ccurl_transfer_release(ccurl_transfer *t);
 
 #endif

@@ -15,9 +15,11 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
 /// when to wake it, the loop does the waiting, and completions run as ordinary loop handlers.
 ///
 /// - Connections: one multi handle, so connections are kept alive and reused across transfers
-///   to the same host, up to `maxConnectionsPerHost` per host and `maxTotalConnections` in all;
-///   transfers beyond those limits wait inside libcurl for a free connection (their timeout
-///   runs while they wait). HTTP/1.1 only; no redirects are followed (a 3xx is a status); no
+///   to the same host, up to `maxConnectionsPerHost` per host and `maxTotalConnections` in all.
+///   Transfers beyond those limits wait in the engine, per host and in start order, and are
+///   handed to libcurl as connections free up (libcurl's own pending queue costs O(pending) for
+///   every finished transfer). A transfer's timeout runs from ``start(_:completion:)``, waiting
+///   included. HTTP/1.1 only; no redirects are followed (a 3xx is a status); no
 ///   proxy is used, whatever the environment says; only `http` and `https`.
 /// - TLS: peer and host verification are always on, against the system store or the request's
 ///   `caFile` alone.
@@ -32,19 +34,38 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
 /// Not thread-safe, like the loop: use it only on the loop's thread. Completions run on that
 /// thread, never from inside a libcurl callback, and may start or cancel transfers.
 public final class HTTPEngine {
-    private struct Active {
-        /// The `ccurl_transfer` running the request.
-        let transfer: OpaquePointer
+    private struct Transfer {
+        let request: HTTPRequest
         let completion: (HTTPResult) -> Void
         let started: MonotonicInstant
-        /// Kept only to scrub its secrets out of libcurl's error text.
-        let request: HTTPRequest
+        let deadline: MonotonicInstant
+        /// `host:port`, for messages.
+        let peer: String
+        /// `scheme://host:port`: what connections are counted and queued by.
+        let origin: String
+        /// The `ccurl_transfer` running it, once handed to libcurl.
+        var handle: OpaquePointer?
+        /// While waiting for a connection: the loop timer that ends the wait at `deadline`.
+        var waitTimer: EventLoop.TimerID?
+    }
+
+    /// Transfers of one origin: how many libcurl has, and which wait (tags in start order;
+    /// tags of transfers that left while waiting are skipped when they come up).
+    private struct Origin {
+        var running = 0
+        var waiting: [UInt64] = []
+        var next = 0
+        var waitingCount = 0
     }
 
     /// The loop the engine runs in.
     public let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
-    private var active: [UInt64: Active] = [:]
+    private let maxPerOrigin: Int
+    private let maxRunning: Int
+    private var transfers: [UInt64: Transfer] = [:]
+    private var origins: [String: Origin] = [:]
+    private var running = 0
     private var lastTag: UInt64 = 0
     /// Idle transfers (each with its easy handle) kept for reuse, at most `poolLimit`.
     private var pool: [OpaquePointer] = []
@@ -81,6 +102,8 @@ public final class HTTPEngine {
         self.multi = multi
         let perHost = max(1, maxConnectionsPerHost)
         let total = max(perHost, maxTotalConnections)
+        maxPerOrigin = perHost
+        maxRunning = total
         poolLimit = min(total, 64)
         let settings: [(CURLMoption, Int, String)] = [
             (CURLMOPT_MAX_HOST_CONNECTIONS, perHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
@@ -125,39 +148,54 @@ public final class HTTPEngine {
 
     // MARK: Transfers
 
-    /// Transfers started and not yet completed.
-    public var activeCount: Int { active.count }
+    /// Transfers started and not yet completed, waiting for a connection or running.
+    public var activeCount: Int { transfers.count }
+
+    /// Transfers waiting in the engine for a connection slot.
+    public var waitingCount: Int { transfers.count - running }
 
     /// Descriptors the engine has registered with the loop (0 when idle).
     public var watchedDescriptorCount: Int { watched.count }
 
     /// Whether the engine has a timer scheduled in the loop (false when idle).
-    public var hasScheduledTimer: Bool { timer != nil }
+    public var hasScheduledTimer: Bool { timer != nil || transfers.values.contains { $0.waitTimer != nil } }
 
     /// Starts `request`; `completion` runs exactly once, on the loop's thread, with the reply,
-    /// a transport failure, or `.cancelled`. Nothing runs before this returns: the transfer
-    /// begins on the loop's next turn.
+    /// a transport failure, or `.cancelled`. It never runs before this returns.
     ///
     /// - Throws: ``HTTPEngineError`` (naming the request's redacted URL) when the URL does not
-    ///   parse or is not `http`/`https`, or libcurl refuses an option or runs out of memory;
-    ///   `completion` is then never called.
+    ///   parse or is not `http`/`https`, the request's limits are invalid, or libcurl refuses an
+    ///   option or runs out of memory; `completion` is then never called.
     @discardableResult
     public func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID {
-        let transfer = try takeTransfer(for: request)
+        let subject = request.redactedURL
+        guard request.maxReplyBytes >= 0 else {
+            throw HTTPEngineError("check request", subject, detail: "maxReplyBytes is negative")
+        }
+        guard request.timeout > .zero else {
+            throw HTTPEngineError("check request", subject, detail: "timeout is not positive")
+        }
+        let (peer, origin) = try Self.parse(request)
+        let now = loop.clock.now()
         lastTag += 1
         let tag = lastTag
-        do {
-            try configure(transfer, tag: tag, request: request)
-        } catch {
-            recycle(transfer)
-            throw error
-        }
-        active[tag] = Active(transfer: transfer, completion: completion, started: loop.clock.now(), request: request)
-        let rc = curl_multi_add_handle(multi, ccurl_transfer_easy(transfer))
-        guard rc == CURLM_OK else {
-            active[tag] = nil
-            recycle(transfer)
-            throw HTTPEngineError("curl_multi_add_handle", request.redactedURL, detail: Self.text(of: rc))
+        transfers[tag] = Transfer(
+            request: request, completion: completion, started: now, deadline: now.advanced(by: request.timeout),
+            peer: peer, origin: origin)
+        if running < maxRunning, origins[origin, default: Origin()].running < maxPerOrigin {
+            do {
+                try hand(tag)
+            } catch {
+                transfers[tag] = nil
+                if origins[origin]?.running == 0, origins[origin]?.waitingCount == 0 { origins[origin] = nil }
+                throw error
+            }
+        } else {
+            origins[origin, default: Origin()].waiting.append(tag)
+            origins[origin, default: Origin()].waitingCount += 1
+            transfers[tag]?.waitTimer = loop.schedule(at: now.advanced(by: request.timeout)) { [unowned self] in
+                self.waitExpired(tag)
+            }
         }
         return TransferID(rawValue: tag)
     }
@@ -165,21 +203,134 @@ public final class HTTPEngine {
     /// Cancels a transfer: its completion runs with a `.cancelled` failure before this returns.
     /// Unknown or already completed transfers are ignored.
     public func cancel(_ id: TransferID) {
-        guard let entry = active.removeValue(forKey: id.rawValue) else { return }
-        let peer = Self.peer(of: entry.transfer)
-        curl_multi_remove_handle(multi, ccurl_transfer_easy(entry.transfer))
-        recycle(entry.transfer)
-        let failure = TransportFailure(kind: .cancelled, peer: peer, detail: "cancelled before it completed")
-        entry.completion(
-            HTTPResult(
-                outcome: .failure(failure), duration: loop.clock.now().duration(since: entry.started),
-                reusedConnection: false))
+        guard let entry = transfers[id.rawValue] else { return }
+        let failure = TransportFailure(kind: .cancelled, peer: entry.peer, detail: "cancelled before it completed")
+        finish(id.rawValue, outcome: .failure(failure), reusedConnection: false)
     }
 
     /// Cancels every active transfer, in the order they were started; each completion runs with
     /// `.cancelled` before this returns. Transfers that those completions start are not cancelled.
     public func cancelAll() {
-        for tag in active.keys.sorted() { cancel(TransferID(rawValue: tag)) }
+        for tag in transfers.keys.sorted() { cancel(TransferID(rawValue: tag)) }
+    }
+
+    /// Hands a transfer to libcurl.
+    private func hand(_ tag: UInt64) throws {
+        guard let entry = transfers[tag] else { return }
+        let transfer = try takeTransfer(for: entry.request)
+        let remaining = entry.deadline.duration(since: loop.clock.now())
+        do {
+            try configure(transfer, tag: tag, request: entry.request, timeout: remaining)
+        } catch {
+            recycle(transfer)
+            throw error
+        }
+        let rc = curl_multi_add_handle(multi, ccurl_transfer_easy(transfer))
+        guard rc == CURLM_OK else {
+            recycle(transfer)
+            throw HTTPEngineError("curl_multi_add_handle", entry.request.redactedURL, detail: Self.text(of: rc))
+        }
+        transfers[tag]?.handle = transfer
+        origins[entry.origin, default: Origin()].running += 1
+        running += 1
+    }
+
+    /// A waiting transfer's timeout expired before a connection slot freed up.
+    private func waitExpired(_ tag: UInt64) {
+        guard let entry = transfers[tag], entry.handle == nil else { return }
+        transfers[tag]?.waitTimer = nil
+        let waited = loop.clock.now().duration(since: entry.started)
+        let failure = TransportFailure(
+            kind: .timeout, peer: entry.peer,
+            detail: "timed out after \(waited.millisecondsRoundedUp) ms waiting for a free connection")
+        finish(tag, outcome: .failure(failure), reusedConnection: false)
+    }
+
+    /// Ends a transfer wherever it is (waiting or running), frees its slot for a waiting one,
+    /// and runs its completion.
+    private func finish(_ tag: UInt64, outcome: HTTPResult.Outcome, reusedConnection: Bool) {
+        guard let entry = transfers.removeValue(forKey: tag) else { return }
+        if let handle = entry.handle {
+            curl_multi_remove_handle(multi, ccurl_transfer_easy(handle))
+            recycle(handle)
+            running -= 1
+            origins[entry.origin]?.running -= 1
+        } else {
+            if let waitTimer = entry.waitTimer { loop.cancel(waitTimer) }
+            origins[entry.origin]?.waitingCount -= 1
+        }
+        if let origin = origins[entry.origin], origin.running == 0, origin.waitingCount == 0 {
+            origins[entry.origin] = nil
+        }
+        handWaiting(preferring: entry.origin)
+        let duration = loop.clock.now().duration(since: entry.started)
+        entry.completion(HTTPResult(outcome: outcome, duration: duration, reusedConnection: reusedConnection))
+    }
+
+    /// Hands waiting transfers to libcurl while slots are free: the finished transfer's origin
+    /// first, then whichever origin has waited longest.
+    private func handWaiting(preferring preferred: String) {
+        while running < maxRunning {
+            var chosen: String?
+            if let origin = origins[preferred], origin.waitingCount > 0, origin.running < maxPerOrigin {
+                chosen = preferred
+            } else {
+                var oldest = UInt64.max
+                for (key, origin) in origins where origin.waitingCount > 0 && origin.running < maxPerOrigin {
+                    let head = origin.waiting[origin.next]
+                    if head < oldest { (oldest, chosen) = (head, key) }
+                }
+            }
+            guard let key = chosen, let tag = popWaiting(key) else { return }
+            guard var entry = transfers[tag] else { continue }
+            if let waitTimer = entry.waitTimer { loop.cancel(waitTimer) }
+            entry.waitTimer = nil
+            transfers[tag] = entry
+            do {
+                try hand(tag)
+            } catch {
+                let failure = TransportFailure(kind: .other, peer: entry.peer, detail: "\(error)")
+                finish(tag, outcome: .failure(failure), reusedConnection: false)
+            }
+        }
+    }
+
+    /// The next live waiting tag of `key`, removed from its queue; skips tags that already left.
+    private func popWaiting(_ key: String) -> UInt64? {
+        guard var origin = origins[key] else { return nil }
+        var found: UInt64?
+        while origin.next < origin.waiting.count {
+            let tag = origin.waiting[origin.next]
+            origin.next += 1
+            if let entry = transfers[tag], entry.handle == nil {
+                found = tag
+                origin.waitingCount -= 1
+                break
+            }
+        }
+        if origin.next > 1024, origin.next * 2 > origin.waiting.count {
+            origin.waiting.removeFirst(origin.next)
+            origin.next = 0
+        }
+        origins[key] = origin
+        return found
+    }
+
+    /// The peer (`host:port`) and origin (`scheme://host:port`) of a request's URL.
+    private static func parse(_ request: HTTPRequest) throws -> (peer: String, origin: String) {
+        var https: Int32 = 0
+        var code: Int32 = 0
+        let peer = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 320) { buffer -> String in
+            guard let base = buffer.baseAddress else { return "" }
+            base[0] = 0
+            code = request.url.withCString { ccurl_parse_peer($0, base, buffer.count, &https) }
+            return String(cString: base)
+        }
+        guard code == CURLUE_OK.rawValue else {
+            let reason = String(cString: curl_url_strerror(CURLUcode(rawValue: UInt32(bitPattern: code))))
+            throw HTTPEngineError("parse URL", request.redactedURL, detail: reason)
+        }
+        return (peer, (https != 0 ? "https://" : "http://") + peer)
     }
 
     private func takeTransfer(for request: HTTPRequest) throws -> OpaquePointer {
@@ -202,20 +353,9 @@ public final class HTTPEngine {
 
     /// Sets every option a request gets. Security-relevant ones are set on every transfer,
     /// whatever the request says: verification on, http/https only, no redirects, no proxy.
-    private func configure(_ transfer: OpaquePointer, tag: UInt64, request: HTTPRequest) throws {
+    private func configure(_ transfer: OpaquePointer, tag: UInt64, request: HTTPRequest, timeout: Duration) throws {
         let subject = request.redactedURL
-        guard request.maxReplyBytes >= 0 else {
-            throw HTTPEngineError("check request", subject, detail: "maxReplyBytes is negative")
-        }
-        guard request.timeout > .zero else {
-            throw HTTPEngineError("check request", subject, detail: "timeout is not positive")
-        }
         try check(ccurl_transfer_prepare(transfer, tag, request.maxReplyBytes), "prepare transfer", subject)
-        let parsed = request.url.withCString { ccurl_transfer_set_url(transfer, $0) }
-        guard parsed == CURLUE_OK.rawValue else {
-            let reason = String(cString: curl_url_strerror(CURLUcode(rawValue: UInt32(bitPattern: parsed))))
-            throw HTTPEngineError("parse URL", subject, detail: reason)
-        }
         let easy = ccurl_transfer_easy(transfer)
         func set(_ option: CURLoption, _ value: Int, _ name: String) throws {
             try check(ccurl_easy_set_long(easy, option, value), name, subject)
@@ -226,6 +366,7 @@ public final class HTTPEngine {
             try check(rc, name, subject)
         }
 
+        try set(CURLOPT_URL, request.url, "CURLOPT_URL")
         try set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         try set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
         try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
@@ -240,10 +381,11 @@ public final class HTTPEngine {
         }
         try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1, "CURLOPT_HTTP_VERSION")
         try set(CURLOPT_PIPEWAIT, 0, "CURLOPT_PIPEWAIT")
-        let timeout = max(1, request.timeout.millisecondsRoundedUp)
-        let connectTimeout = min(timeout, max(1, request.connectTimeout?.millisecondsRoundedUp ?? timeout))
-        try set(CURLOPT_TIMEOUT_MS, Int(timeout), "CURLOPT_TIMEOUT_MS")
-        try set(CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeout), "CURLOPT_CONNECTTIMEOUT_MS")
+        // What is left of the request's timeout (it may have waited for a connection slot).
+        let timeoutMS = max(1, timeout.millisecondsRoundedUp)
+        let connectTimeoutMS = min(timeoutMS, max(1, request.connectTimeout?.millisecondsRoundedUp ?? timeoutMS))
+        try set(CURLOPT_TIMEOUT_MS, Int(timeoutMS), "CURLOPT_TIMEOUT_MS")
+        try set(CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeoutMS), "CURLOPT_CONNECTTIMEOUT_MS")
 
         var sendsBody = false
         switch request.method {
@@ -378,24 +520,22 @@ public final class HTTPEngine {
         var easy: UnsafeMutableRawPointer?
         var code = CURLE_OK
         while ccurl_multi_next_done(multi, &easy, &code) != 0 {
-            guard let handle = easy else { continue }
-            curl_multi_remove_handle(multi, handle)
-            guard let transfer = ccurl_transfer_of(handle) else { continue }
-            guard let entry = active.removeValue(forKey: ccurl_transfer_tag(transfer)) else {
+            guard let easy, let transfer = ccurl_transfer_of(easy) else { continue }
+            let tag = ccurl_transfer_tag(transfer)
+            guard let entry = transfers[tag], entry.handle == transfer else {
+                // Not ours any more (cannot happen): detach it so libcurl forgets it.
+                curl_multi_remove_handle(multi, easy)
                 recycle(transfer)
                 continue
             }
-            let result = makeResult(transfer, code: code, entry: entry)
-            recycle(transfer)
-            entry.completion(result)
+            var connects = 0
+            _ = ccurl_easy_get_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+            finish(tag, outcome: Self.outcome(of: transfer, code: code, entry: entry), reusedConnection: connects == 0)
         }
     }
 
-    private func makeResult(_ transfer: OpaquePointer, code: CURLcode, entry: Active) -> HTTPResult {
+    private static func outcome(of transfer: OpaquePointer, code: CURLcode, entry: Transfer) -> HTTPResult.Outcome {
         let easy = ccurl_transfer_easy(transfer)
-        var connects = 0
-        _ = ccurl_easy_get_long(easy, CURLINFO_NUM_CONNECTS, &connects)
-        let duration = loop.clock.now().duration(since: entry.started)
         let abortReason = ccurl_transfer_abort_reason(transfer)
         let truncated = code == CURLE_WRITE_ERROR && abortReason == Int32(CCURL_ABORT_BODY_CAP)
         var status = 0
@@ -405,37 +545,27 @@ public final class HTTPEngine {
             let bytes = ccurl_transfer_body(transfer, &length)
             let body = bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
             let retryAfter = ccurl_transfer_retry_after(transfer)
-            return HTTPResult(
-                outcome: .response(
-                    status: status, body: body, truncated: truncated,
-                    retryAfter: retryAfter >= 0 ? .seconds(retryAfter) : nil),
-                duration: duration, reusedConnection: connects == 0)
+            return .response(
+                status: status, body: body, truncated: truncated,
+                retryAfter: retryAfter >= 0 ? .seconds(retryAfter) : nil)
         }
-        let failure = Self.failure(transfer, code: code, abortReason: abortReason, request: entry.request)
-        return HTTPResult(outcome: .failure(failure), duration: duration, reusedConnection: connects == 0)
-    }
-
-    private static func failure(
-        _ transfer: OpaquePointer, code: CURLcode, abortReason: Int32, request: HTTPRequest
-    ) -> TransportFailure {
-        let peer = peer(of: transfer)
+        let curlCode = Int(code.rawValue)
         switch abortReason {
         case Int32(CCURL_ABORT_HEADER_CAP):
-            return TransportFailure(
-                kind: .tooLarge, peer: peer, detail: "reply headers exceed \(CCURL_MAX_HEADER_BYTES) bytes",
-                curlCode: Int(code.rawValue))
+            let detail = "reply headers exceed \(CCURL_MAX_HEADER_BYTES) bytes"
+            return .failure(TransportFailure(kind: .tooLarge, peer: entry.peer, detail: detail, curlCode: curlCode))
         case Int32(CCURL_ABORT_NO_MEMORY):
-            return TransportFailure(
-                kind: .other, peer: peer, detail: "out of memory buffering the reply", curlCode: Int(code.rawValue))
+            let detail = "out of memory buffering the reply"
+            return .failure(TransportFailure(kind: .other, peer: entry.peer, detail: detail, curlCode: curlCode))
         default:
-            break
+            let raw = String(cString: ccurl_transfer_error_text(transfer))
+            let text = raw.isEmpty ? Self.text(of: code) : raw
+            let detail = SecretScrubber(url: entry.request.url, headers: entry.request.headers).scrub(text)
+            return .failure(
+                TransportFailure(
+                    kind: kind(of: code), peer: entry.peer, detail: "\(detail) (curl error \(curlCode))",
+                    curlCode: curlCode))
         }
-        let raw = String(cString: ccurl_transfer_error_text(transfer))
-        let text = raw.isEmpty ? Self.text(of: code) : raw
-        let detail = SecretScrubber(url: request.url, headers: request.headers).scrub(text)
-        return TransportFailure(
-            kind: kind(of: code), peer: peer, detail: "\(detail) (curl error \(code.rawValue))",
-            curlCode: Int(code.rawValue))
     }
 
     /// The broad cause of a libcurl failure.
@@ -460,15 +590,6 @@ public final class HTTPEngine {
             return .tooLarge
         default:
             return .other
-        }
-    }
-
-    /// `host:port` of the transfer's URL; nothing else of it.
-    private static func peer(of transfer: OpaquePointer) -> String {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 320) { buffer in
-            guard let base = buffer.baseAddress else { return "?" }
-            ccurl_transfer_host_port(transfer, base, buffer.count)
-            return String(cString: base)
         }
     }
 
