@@ -325,7 +325,53 @@ final class HTTPEngineTests: XCTestCase {
         assertIdle(engine)
     }
 
+    func testHeaderLineWithALineBreakIsRejectedWithoutEchoingIt() throws {
+        let engine = try makeEngine()
+        var request = request("/json")
+        request.headers = ["Authorization: Bearer tok-1234\r\nX-Injected: yes"]
+        XCTAssertThrowsError(try engine.start(request) { _ in XCTFail("completion ran") }) { error in
+            XCTAssertFalse("\(error)".contains("tok-1234"), "\(error)")
+        }
+        assertIdle(engine)
+    }
+
     // MARK: Concurrency
+
+    func testTransfersBeyondTheConnectionLimitsWaitPerHostAndAllComplete() throws {
+        let other = try TestHTTPServer()
+        let engine = try makeEngine(perHost: 2, total: 3)
+        let completions = Completions()
+        let started = loop.clock.now()
+        for index in 0..<20 {
+            let base = index % 2 == 0 ? server.base() : other.base()
+            try engine.start(request("/delay/50", on: base)) { completions.add($0) }
+        }
+        XCTAssertEqual(engine.activeCount, 20)
+        XCTAssertEqual(engine.waitingCount, 17)
+        try run { completions.count == 20 }
+        let elapsed = seconds(loop.clock.now().duration(since: started))
+        XCTAssertEqual(completions.results.filter { $0.status == 200 }.count, 20)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.3, "more than 3 transfers ran at once")
+        for base in [server.base(), other.base()] {
+            guard case .response(_, let body, _, _) = try fetch(engine, request("/stats", on: base)).outcome else {
+                return XCTFail("no stats")
+            }
+            let text = String(decoding: body, as: UTF8.self)
+            XCTAssertTrue(text.contains(#""connections": 1,"#) || text.contains(#""connections": 2,"#), text)
+        }
+        assertIdle(engine)
+    }
+
+    func testCancelAllIncludesTransfersWaitingForAConnection() throws {
+        let engine = try makeEngine(perHost: 1, total: 1)
+        let completions = Completions()
+        for _ in 0..<5 { try engine.start(request("/never")) { completions.add($0) } }
+        try spin(.milliseconds(50))
+        XCTAssertEqual(engine.waitingCount, 4)
+        engine.cancelAll()
+        XCTAssertEqual(completions.results.map { $0.failure?.kind }, Array(repeating: .cancelled, count: 5))
+        assertIdle(engine)
+    }
 
     func testFiveHundredConcurrentTransfersTakeAboutTwoServerLatencies() throws {
         let engine = try makeEngine(perHost: 256, total: 256)

@@ -98,13 +98,8 @@ public final class HTTPEngine {
         guard let multi = curl_multi_init() else {
             throw HTTPEngineError("curl_multi_init", detail: "libcurl could not allocate a multi handle")
         }
-        self.loop = loop
-        self.multi = multi
         let perHost = max(1, maxConnectionsPerHost)
         let total = max(perHost, maxTotalConnections)
-        maxPerOrigin = perHost
-        maxRunning = total
-        poolLimit = min(total, 64)
         let settings: [(CURLMoption, Int, String)] = [
             (CURLMOPT_MAX_HOST_CONNECTIONS, perHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
             (CURLMOPT_MAX_TOTAL_CONNECTIONS, total, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
@@ -117,6 +112,12 @@ public final class HTTPEngine {
                 throw HTTPEngineError("curl_multi_setopt", detail: "\(name): \(Self.text(of: rc))")
             }
         }
+        self.loop = loop
+        self.multi = multi
+        maxPerOrigin = perHost
+        maxRunning = total
+        poolLimit = min(total, 64)
+        // From here on a throw runs deinit, which cleans up the multi handle.
         let rc = ccurl_multi_set_callbacks(
             multi,
             { _, fd, what, engine, _ in
@@ -130,7 +131,6 @@ public final class HTTPEngine {
             },
             Unmanaged.passUnretained(self).toOpaque())
         guard rc == CURLM_OK else {
-            curl_multi_cleanup(multi)
             throw HTTPEngineError("curl_multi_setopt", detail: "socket and timer callbacks: \(Self.text(of: rc))")
         }
     }
@@ -174,6 +174,11 @@ public final class HTTPEngine {
         }
         guard request.timeout > .zero else {
             throw HTTPEngineError("check request", subject, detail: "timeout is not positive")
+        }
+        for (index, line) in request.headers.enumerated()
+        where line.utf8.contains(where: { $0 == 13 || $0 == 10 }) || !line.utf8.contains(UInt8(ascii: ":")) {
+            // Not the line itself: it may hold a token.
+            throw HTTPEngineError("check request", subject, detail: "header \(index + 1) is not one \"Name: value\" line")
         }
         let (peer, origin) = try Self.parse(request)
         let now = loop.clock.now()

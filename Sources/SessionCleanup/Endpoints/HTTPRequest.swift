@@ -22,7 +22,9 @@ public struct HTTPRequest: Sendable {
     public var redactedURL: String
     /// The method. Default `GET`.
     public var method: Method
-    /// Extra header lines, each `"Name: value"`. Secret-bearing: never logged. Default none.
+    /// Extra header lines, each `"Name: value"` without CR or LF (libcurl's conventions apply:
+    /// `"Name:"` removes a header libcurl would send, `"Name;"` sends it empty). Secret-bearing:
+    /// never logged. Default none.
     public var headers: [String]
     /// The request body. Secret-bearing: never logged. Default none.
     public var body: [UInt8]?
