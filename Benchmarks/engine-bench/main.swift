@@ -2,7 +2,7 @@
 //
 //   python3 Tests/Support/http_test_server.py &        # prints PORT n
 //   swift build -c release --product engine-bench
-//   /usr/bin/time -v .build/release/engine-bench http://127.0.0.1:n/delay/50 10000 256 [window|all]
+//   /usr/bin/time -v .build/release/engine-bench http://127.0.0.1:n/delay/50 10000 256 [window|all [TIMEOUT_MS]]
 //
 // "window" keeps `concurrency` transfers in flight, starting one as each completes; "all"
 // starts every transfer at once and lets the engine's per-host limit queue them.
@@ -11,7 +11,7 @@ import SessionCleanup
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let total = Int(arguments[2]), let concurrency = Int(arguments[3]) else {
-    print("usage: engine-bench URL REQUESTS CONCURRENCY [window|all]")
+    print("usage: engine-bench URL REQUESTS CONCURRENCY [window|all [TIMEOUT_MS]]")
     exit(2)
 }
 let url = arguments[1]
@@ -31,7 +31,8 @@ do {
     var finished = 0
     var statuses: [String: Int] = [:]
     var reused = 0
-    let request = HTTPRequest(url: url, redactedURL: "bench", timeout: .seconds(30))
+    let timeoutMS = Int64(arguments.count > 5 ? arguments[5] : "") ?? 30_000
+    let request = HTTPRequest(url: url, redactedURL: "bench", timeout: .milliseconds(timeoutMS))
 
     func startOne() throws {
         started += 1

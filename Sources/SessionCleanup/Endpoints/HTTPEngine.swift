@@ -373,6 +373,10 @@ public final class HTTPEngine {
 
         try set(CURLOPT_URL, request.url, "CURLOPT_URL")
         try set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        // Ending a transfer that is still resolving would otherwise join the resolver thread,
+        // blocking the loop until getaddrinfo gives up; detach it instead.
+        let quickExit = ccurl_easy_set_long(easy, CURLOPT_QUICK_EXIT, 1)
+        if quickExit != CURLE_UNKNOWN_OPTION { try check(quickExit, "CURLOPT_QUICK_EXIT", subject) }
         try set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
         try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
         try set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
@@ -533,9 +537,13 @@ public final class HTTPEngine {
                 recycle(transfer)
                 continue
             }
+            // No new connect, yet connected to a port: a kept-alive connection was reused.
             var connects = 0
+            var port = 0
             _ = ccurl_easy_get_long(easy, CURLINFO_NUM_CONNECTS, &connects)
-            finish(tag, outcome: Self.outcome(of: transfer, code: code, entry: entry), reusedConnection: connects == 0)
+            _ = ccurl_easy_get_long(easy, CURLINFO_PRIMARY_PORT, &port)
+            let outcome = Self.outcome(of: transfer, code: code, entry: entry)
+            finish(tag, outcome: outcome, reusedConnection: connects == 0 && port > 0)
         }
     }
 
