@@ -86,6 +86,22 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
 
     init(loop: EventLoop) { self.loop = loop }
 
+    private var listedSessions: [ControlSessionInfo] = []
+
+    /// What `list` answers.
+    var listed: [ControlSessionInfo] {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return listedSessions
+        }
+        set {
+            lock.lock()
+            listedSessions = newValue
+            lock.unlock()
+        }
+    }
+
     var received: [Record] {
         lock.lock()
         defer { lock.unlock() }
@@ -111,7 +127,7 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
         case .unregister:
             reply(.success)
         case .list:
-            reply(.sessions([]))
+            reply(.sessions(listed))
         case .status:
             reply(.status(["state": "running", "sessions": .integer(Int64(count))]))
         case .end:
