@@ -106,6 +106,48 @@ final class ControlVerbTests: XCTestCase {
         XCTAssertEqual(items[1]["last_outcome"] as? String, "failed")
     }
 
+    /// The Python client of docs/control-protocol.md, as printed there, against the real server.
+    func testTheDocumentedPythonClientWorks() throws {
+        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ $0 + "/python3" })
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { throw XCTSkip("no python3") }
+        let doc = try String(contentsOfFile: Self.repositoryRoot + "/docs/control-protocol.md", encoding: .utf8)
+        let start = try XCTUnwrap(doc.range(of: "```python\n"))
+        let end = try XCTUnwrap(doc.range(of: "```", range: start.upperBound..<doc.endIndex))
+        let snippet = String(doc[start.upperBound..<end.lowerBound])
+            .replacingOccurrences(of: "/run/session-cleanup/control.sock", with: socketPath)
+        let script = "import sys\nkey = sys.stdin.readline().rstrip('\\n')\n" + snippet + "print(session_id)\n"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", script]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("py-k3y\n".utf8))
+        try input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(out, "0000000000000001\n")
+        guard case .register(let key, _, let label) = try XCTUnwrap(handler.received.first).request else {
+            return XCTFail("not a register")
+        }
+        XCTAssertEqual(key.exposedSecret, "py-k3y")
+        XCTAssertEqual(label, "web")
+    }
+
+    private static var repositoryRoot: String {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.path + "/Package.swift") {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }
+
     func testADaemonsNoIsExitStatusOneWithItsMessage() throws {
         let result = try cli(["unregister", "missing-id"])
         XCTAssertEqual(result.status, 1)
