@@ -116,6 +116,15 @@ final class ControlServerTests: XCTestCase {
         XCTAssertTrue(handler.received.allSatisfy { $0.request == .list }, "the oversized request never reached the handler")
     }
 
+    func testManyPipelinedLinesCostLinearTime() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        let started = Date()
+        client.send(String(repeating: "\n", count: 60_000) + String(repeating: #"{"op":"list"}"# + "\n", count: 2_000))
+        for _ in 0..<2_000 { XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+    }
+
     func testALineOfExactlyTheLimitIsAccepted() throws {
         try startServer(limits: ControlServer.Limits(maxLineBytes: 1024))
         let client = try RawClient(path: socketPath)

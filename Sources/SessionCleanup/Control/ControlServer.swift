@@ -65,8 +65,10 @@ public final class ControlServer {
         let id: UInt64
         let fd: Int32
         let peer: PeerCredentials
-        /// Received bytes not yet taken as lines.
+        /// Received bytes; those before `inputStart` are taken already (compacted once per pump,
+        /// so a flood of short lines costs linear time).
         var input: [UInt8] = []
+        var inputStart = 0
         /// The reply being written, and how much of it is out.
         var output: [UInt8] = []
         var outputOffset = 0
@@ -94,6 +96,9 @@ public final class ControlServer {
         }
 
         var hasUnsentOutput: Bool { outputOffset < output.count }
+        /// Received bytes not yet taken as lines.
+        var pendingInput: Int { input.count - inputStart }
+        var hasPartialRequest: Bool { input[inputStart...].contains(where: { !ControlServer.isSpace($0) }) }
     }
 
     /// The socket's path.
@@ -369,7 +374,7 @@ public final class ControlServer {
         guard let client = clients[clientID] else { return }
         if readiness.writable { flush(client) }
         if readiness.readable && !client.inputClosed { readAvailable(client) }
-        if readiness.failed && clients[clientID] != nil {
+        if readiness.failed && clients[clientID] != nil && Self.isHungUp(client.fd) {
             // Hang-up or error: nothing more will come or go. Stop watching (epoll would keep
             // reporting it), handle what was received, then close.
             client.inputClosed = true
@@ -383,8 +388,16 @@ public final class ControlServer {
         pump(client)
     }
 
+    /// Confirms a hang-up before acting on it: the report may be stale, for a descriptor closed
+    /// and reused (by a new client) earlier in the same batch of events.
+    private static func isHungUp(_ fd: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 0) == 1 else { return false }
+        return entry.revents & Int16(POLLHUP | POLLERR) != 0
+    }
+
     private func readAvailable(_ client: Client) {
-        while client.input.count <= limits.maxLineBytes {
+        while client.pendingInput <= limits.maxLineBytes {
             let count = readBuffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
                 client.input.append(contentsOf: readBuffer[0..<count])
@@ -418,25 +431,26 @@ public final class ControlServer {
                 closeClient(client)
                 return
             }
-            if let newline = client.input.firstIndex(of: UInt8(ascii: "\n")) {
-                if newline > limits.maxLineBytes {
+            if let newline = client.input[client.inputStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                if newline - client.inputStart > limits.maxLineBytes {
                     refuseTooLarge(client)
                     continue
                 }
-                let line = Array(client.input[0..<newline])
-                client.input.removeFirst(newline + 1)
+                let line = Array(client.input[client.inputStart..<newline])
+                client.inputStart = newline + 1
                 process(line, from: client)
                 continue
             }
-            if client.input.count > limits.maxLineBytes {
+            if client.pendingInput > limits.maxLineBytes {
                 refuseTooLarge(client)
                 continue
             }
             if client.inputClosed {
                 // End of input: an unterminated last line is still a request (`printf '%s' …`).
-                if client.input.contains(where: { !Self.isSpace($0) }) {
-                    let line = client.input
+                if client.hasPartialRequest {
+                    let line = Array(client.input[client.inputStart...])
                     client.input = []
+                    client.inputStart = 0
                     process(line, from: client)
                     continue
                 }
@@ -446,6 +460,10 @@ public final class ControlServer {
             break
         }
         guard clients[client.id] != nil else { return }
+        if client.inputStart > 0 {
+            client.input.removeFirst(client.inputStart)
+            client.inputStart = 0
+        }
         updateInterest(client)
         armIdleTimer(client)
     }
@@ -489,6 +507,7 @@ public final class ControlServer {
 
     private func refuseTooLarge(_ client: Client) {
         client.input = []
+        client.inputStart = 0
         client.inputClosed = true
         client.closeWhenFlushed = true
         log(
@@ -550,7 +569,7 @@ public final class ControlServer {
 
     private func updateInterest(_ client: Client) {
         guard client.watched else { return }
-        let read = !client.inputClosed && client.input.count <= limits.maxLineBytes
+        let read = !client.inputClosed && client.pendingInput <= limits.maxLineBytes
         let write = client.hasUnsentOutput && !client.outputDead
         guard read != client.interest.read || write != client.interest.write else { return }
         do {
@@ -582,7 +601,7 @@ public final class ControlServer {
             armIdleTimer(client)
             return
         }
-        let partial = client.input.contains(where: { !Self.isSpace($0) })
+        let partial = client.hasPartialRequest
         if partial && !client.hasUnsentOutput && !client.outputDead {
             // Best effort, never blocking: tell a slow typist why the connection ends.
             let line = ControlResponse.failure(
@@ -613,7 +632,7 @@ public final class ControlServer {
         Glibc.close(client.fd)
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool {
+    fileprivate static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
