@@ -22,7 +22,7 @@ enum RegisterVerb {
     }
 
     /// The key: all of standard input (a terminal: one line) less one trailing newline.
-    private static func readKey() throws -> SessionSecret {
+    private static func readKey() throws -> SessionKey {
         let limit = ControlRequest.maxKeyBytes
         let terminal = isatty(STDIN_FILENO) == 1
         if terminal { writeStderr("Session key (then Enter): ") }
@@ -55,7 +55,7 @@ enum RegisterVerb {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw UsageError("the session key on standard input is not UTF-8")
         }
-        return SessionSecret(text)
+        return SessionKey(text)
     }
 
     private static func writeStderr(_ text: String) {

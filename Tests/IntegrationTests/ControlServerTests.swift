@@ -78,7 +78,7 @@ final class ControlServerTests: XCTestCase {
     func testTheBlockingClientRoundTrips() throws {
         try startServer()
         let client = ControlClient(socketPath: socketPath, timeout: .seconds(5))
-        let registered = try client.send(.register(key: SessionSecret("k"), endpoints: ["auth"], label: nil))
+        let registered = try client.send(.register(key: SessionKey("k"), endpoints: ["auth"], label: nil))
         XCTAssertEqual(registered, .registered(id: "0000000000000001"))
         XCTAssertEqual(try client.send(.list), .sessions([]))
         XCTAssertEqual(try client.send(.unregister(id: "missing1")), .failure(.notFound, "no session missing1"))

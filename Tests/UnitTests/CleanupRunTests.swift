@@ -145,6 +145,20 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(journal.entries(event: "expired").count, 1)
     }
 
+    func testATimeoutCappedByTheBudgetIsExpiredButTheEndpointsOwnTimeoutIsFailed() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        let capped = session("capped", ["auth"])
+        begin(makeRun([capped], endpoints: [endpoint("auth")], budget: .seconds(3)))
+        transport.complete(with: FakeTransport.failure(.timeout))
+        XCTAssertEqual(outcome(capped), .expired, "20 s endpoint timeout capped to the 3 s budget")
+        report = nil
+        let own = session("own", ["auth"])
+        begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
+        transport.complete(with: FakeTransport.failure(.timeout))
+        XCTAssertEqual(outcome(own)?.word, "failed")
+    }
+
     func testSecondSignalExpiresTheRunAtOnce() throws {
         let run = makeRun([session("hang")])
         begin(run)

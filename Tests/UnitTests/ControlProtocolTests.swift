@@ -32,8 +32,8 @@ final class ControlProtocolTests: XCTestCase {
 
     func testEveryRequestRoundTrips() throws {
         let requests: [ControlRequest] = [
-            .register(key: SessionSecret("s3cr3t/+&=?é"), endpoints: ["auth", "billing"], label: "web app"),
-            .register(key: SessionSecret("k"), endpoints: ["auth"], label: nil),
+            .register(key: SessionKey("s3cr3t/+&=?é"), endpoints: ["auth", "billing"], label: "web app"),
+            .register(key: SessionKey("k"), endpoints: ["auth"], label: nil),
             .unregister(id: "0123456789abcdef"),
             .list,
             .status,
@@ -54,7 +54,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(endpoints, ["auth"])
         XCTAssertEqual(label, "x")
         XCTAssertEqual(try decode(#"{"op":"register","key":"abc","endpoints":["a"],"label":null}"#),
-                       .register(key: SessionSecret("abc"), endpoints: ["a"], label: nil))
+                       .register(key: SessionKey("abc"), endpoints: ["a"], label: nil))
         XCTAssertEqual(try decode(#" { "all" : true , "op" : "end" } "#), .end(.all))
     }
 
@@ -121,7 +121,7 @@ final class ControlProtocolTests: XCTestCase {
     }
 
     func testTheKeyNeverPrints() {
-        let request = ControlRequest.register(key: SessionSecret("TOPSECRET"), endpoints: ["a"], label: "l")
+        let request = ControlRequest.register(key: SessionKey("TOPSECRET"), endpoints: ["a"], label: "l")
         var dumped = ""
         dump(request, to: &dumped)
         for text in ["\(request)", String(describing: request), String(reflecting: request), dumped] {

@@ -4,36 +4,6 @@ import FoundationEssentials
 // request gets exactly one response, in order; a connection may carry several requests.
 // docs/control-protocol.md is the description for application authors; keep the two in step.
 
-/// A session key in transit from a client to the daemon. It never prints: `description`,
-/// `debugDescription`, string interpolation, `dump` and `Mirror` all show `<redacted>`. The
-/// protocol writes it only into the `key` member of a `register` request.
-public struct SessionSecret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
-    CustomReflectable
-{
-    /// The raw secret. Named loudly so every read stands out in review.
-    public let exposedSecret: String
-
-    /// Wraps a secret string.
-    public init(_ secret: String) { exposedSecret = secret }
-
-    /// Always `<redacted>`.
-    public var description: String { "<redacted>" }
-    /// Always `<redacted>`.
-    public var debugDescription: String { "<redacted>" }
-    /// A mirror without children, so reflection shows nothing of the secret.
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
-
-    /// Compares in time that depends only on the lengths, not on where the secrets differ.
-    public static func == (lhs: SessionSecret, rhs: SessionSecret) -> Bool {
-        let a = Array(lhs.exposedSecret.utf8)
-        let b = Array(rhs.exposedSecret.utf8)
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in 0..<a.count { difference |= a[index] ^ b[index] }
-        return difference == 0
-    }
-}
-
 /// The `code` of an error response: what kind of "no" it is, for programs to branch on.
 /// An open set: a newer daemon may send codes this build does not name.
 public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
@@ -92,7 +62,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
 
     /// `{"op":"register","key":K,"endpoints":[…],"label":L?}`: keep a session to end later;
     /// answered with its new `id`.
-    case register(key: SessionSecret, endpoints: [String], label: String?)
+    case register(key: SessionKey, endpoints: [String], label: String?)
     /// `{"op":"unregister","id":ID}`: forget a session without ending it.
     case unregister(id: String)
     /// `{"op":"list"}`: the caller's sessions (root: all), never their keys.
@@ -178,7 +148,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
             try Self.check(endpoints: endpoints)
             let label = try fields.string("label")
             if let label { try Self.check(label: label) }
-            self = .register(key: SessionSecret(key), endpoints: endpoints, label: label)
+            self = .register(key: SessionKey(key), endpoints: endpoints, label: label)
         case "unregister":
             guard let id = try fields.string("id") else { throw fields.missing("id", op) }
             try Self.check(id: id)

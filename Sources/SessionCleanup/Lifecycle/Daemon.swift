@@ -27,7 +27,7 @@ public final class Daemon {
     /// Time kept between the budget's end and systemd's kill, for recording results and exiting.
     public static let exitGrace: Duration = .seconds(5)
 
-    private enum Phase {
+    enum Phase {
         case running
         case stopping(StopBudget)
         case finished(ExitStatus)
@@ -37,21 +37,29 @@ public final class Daemon {
     static let runCommitInterval: Duration = .milliseconds(100)
 
     private let paths: DaemonPaths
-    private var configuration: Configuration
+    private(set) var configuration: Configuration
     private var configurationFiles: [String]
-    private let loop: EventLoop
+    let loop: EventLoop
     private let notifier: any Notifier
-    private let journal: any JournalSink
+    let journal: any JournalSink
     private let watchdog: Watchdog
-    private var phase = Phase.running
-    private let startedAt: MonotonicInstant
-    private var store: SessionStore?
+    private(set) var phase = Phase.running
+    let startedAt: MonotonicInstant
+    private(set) var store: SessionStore?
+    private var controlServer: ControlServer?
+    /// Sessions per owner uid, for `MaxSessionsPerUser=` and `status` without scanning the store.
+    private(set) var ownerCounts: [UInt32: Int] = [:]
+    /// Replies waiting for the next group commit: one fdatasync acknowledges them all.
+    private var repliesAwaitingCommit: [(reply: (ControlResponse) -> Void, response: ControlResponse)] = []
+    private var groupCommitTimer: EventLoop.TimerID?
+    /// Replies to `end` requests, by run, answered when the run finishes (or the stop run takes over).
+    private var endReplies: [ObjectIdentifier: (ControlResponse) -> Void] = [:]
     /// Created on the first run, so an idle daemon carries no TLS library state.
     private var engine: HTTPEngine?
     /// Runs other than the stop run (leftover, on-demand), and the sessions they are ending.
-    private var backgroundRuns: [ObjectIdentifier: CleanupRun] = [:]
+    private(set) var backgroundRuns: [ObjectIdentifier: CleanupRun] = [:]
     /// The stop run, kept alive here while it runs (its callbacks hold it weakly).
-    private var stopRun: CleanupRun?
+    private(set) var stopRun: CleanupRun?
     private var sessionsBeingEnded: Set<SessionID> = []
     private var commitTimer: EventLoop.TimerID?
     /// The last finished run's report, for `status`.
@@ -84,6 +92,11 @@ public final class Daemon {
         let (store, loadReport) = try SessionStore.open(directory: paths.stateDirectory)
         self.store = store
         recordLoad(loadReport)
+        for session in store.allSessions { countOwner(session.ownerUID, by: 1) }
+        let control = configuration.control
+        controlServer = try ControlServer(
+            socketPath: paths.controlSocket, socketMode: control.socketMode, socketGroup: control.socketGroup,
+            loop: loop, handler: self, journal: journal)
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
         notifier.send([.ready, .status(readyStatus)])
@@ -237,7 +250,7 @@ public final class Daemon {
         guard let store else { return }
         sessionsBeingEnded.remove(id)
         if ended {
-            store.remove(id)
+            if let removed = store.remove(id) { countOwner(removed.ownerUID, by: -1) }
         } else {
             store.recordOutcome(id: id, outcome: outcome.word, attemptsDelta: attempts)
         }
@@ -253,30 +266,78 @@ public final class Daemon {
         }
     }
 
-    private func commitStore() {
-        guard let store, store.hasPendingChanges else { return }
+    /// Commits what is staged; returns the error it reported, if any.
+    @discardableResult
+    private func commitStore() -> (any Error)? {
+        guard let store, store.hasPendingChanges else { return nil }
         do {
             try store.commit()
             _ = try store.compactIfNeeded()
+            return nil
         } catch {
             journal.record(
                 JournalEntry(
                     .error, "Session store not saved: \(error)",
                     [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
+            return error
+        }
+    }
+
+    /// Sends `response` once the store's staged changes are durable: every request handled in
+    /// this turn of the loop shares one commit (group commit).
+    func commitThenReply(_ reply: @escaping (ControlResponse) -> Void, _ response: ControlResponse) {
+        repliesAwaitingCommit.append((reply, response))
+        guard groupCommitTimer == nil else { return }
+        groupCommitTimer = loop.schedule(after: .zero) { [weak self] in
+            guard let self else { return }
+            self.groupCommitTimer = nil
+            self.flushRepliesAwaitingCommit(error: self.commitStore())
+        }
+    }
+
+    private func flushRepliesAwaitingCommit(error: (any Error)?) {
+        let waiting = repliesAwaitingCommit
+        repliesAwaitingCommit = []
+        for (reply, response) in waiting {
+            reply(error.map { .failure(.internal, "not saved: \($0)") } ?? response)
+        }
+    }
+
+    /// Keeps ``ownerCounts`` in step with the store.
+    func countOwner(_ uid: UInt32, by delta: Int) {
+        let count = ownerCounts[uid, default: 0] + delta
+        ownerCounts[uid] = count > 0 ? count : nil
+    }
+
+    /// `running`, `stopping` or `stopped`, for `status`.
+    var phaseName: String {
+        switch phase {
+        case .running: return "running"
+        case .stopping: return "stopping"
+        case .finished: return "stopped"
         }
     }
 
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
     /// leftover budget; sessions already being ended are skipped.
-    private func endInBackground(_ sessions: [Session], kind: CleanupRun.Kind, completion: ((RunReport) -> Void)? = nil) {
-        guard case .running = phase else { return }
+    func endInBackground(
+        _ sessions: [Session], kind: CleanupRun.Kind, reply: ((ControlResponse) -> Void)? = nil
+    ) {
+        guard case .running = phase else {
+            reply?(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
+            return
+        }
         let fresh = sessions.filter { !sessionsBeingEnded.contains($0.id) }
         let budget = StopBudget(
             total: configuration.start.leftoverBudget, minimumRequest: configuration.stop.minimumRequest, clock: loop.clock)
-        guard let run = makeRun(kind, sessions: fresh, budget: budget) else { return }
+        guard let run = makeRun(kind, sessions: fresh, budget: budget) else {
+            reply?(.failure(.internal, "the HTTP engine could not start; see the journal"))
+            return
+        }
         sessionsBeingEnded.formUnion(fresh.map(\.id))
         let key = ObjectIdentifier(run)
         backgroundRuns[key] = run
+        if let reply { endReplies[key] = reply }
         journal.record(
             JournalEntry(
                 .info, "Ending \(fresh.count) sessions in the background (\(kind.rawValue))",
@@ -291,7 +352,7 @@ public final class Daemon {
             self.recordSummary(report)
             self.commitStore()
             self.notifier.send([.status(self.readyStatus)])
-            completion?(report)
+            self.endReplies.removeValue(forKey: key)?(.ended(report: Self.json(report)))
         }
     }
 
@@ -334,9 +395,17 @@ public final class Daemon {
                     JournalField(.senderPID, sender), JournalField(.budgetUsec, settings.budget.microseconds),
                     JournalField(.sessionsTotal, store?.count ?? 0),
                 ]))
+        // Registrations already accepted are acknowledged now, not after the stop run.
+        if let groupCommitTimer { loop.cancel(groupCommitTimer) }
+        groupCommitTimer = nil
+        flushRepliesAwaitingCommit(error: commitStore())
         // The stop run takes over every session, including those a background run was ending.
         for run in backgroundRuns.values { run.abandon() }
         backgroundRuns = [:]
+        for reply in endReplies.values {
+            reply(.failure(.stopping, "the daemon began stopping: the stop run ends these sessions"))
+        }
+        endReplies = [:]
         sessionsBeingEnded = []
         let sessions = store?.allSessions ?? []
         guard !sessions.isEmpty, let run = makeRun(.stop, sessions: sessions, budget: budget) else {
@@ -356,7 +425,11 @@ public final class Daemon {
         }
         if let commitTimer { loop.cancel(commitTimer) }
         commitTimer = nil
-        commitStore()
+        if let groupCommitTimer { loop.cancel(groupCommitTimer) }
+        groupCommitTimer = nil
+        flushRepliesAwaitingCommit(error: commitStore())
+        controlServer?.close()
+        controlServer?.disconnectAll()
         let left = store?.count ?? 0
         store?.close()
         watchdog.stop()

@@ -67,6 +67,8 @@ public final class CleanupRun {
         var firstStart: MonotonicInstant?
         var lastCause = ""
         var lastStatus: Int?
+        /// The running request's timeout was the budget's remainder, not the endpoint's own.
+        var timeoutIsBudget = false
     }
 
     private struct SessionProgress {
@@ -234,6 +236,7 @@ public final class CleanupRun {
             finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
             return
         }
+        calls[index].timeoutIsBudget = timeout < endSession.endpoint.timeout
         let token = endSession.endpoint.tokenCredential.flatMap { tokens[$0] }
         let request = endSession.request(timeout: timeout, token: token)
         do {
@@ -254,7 +257,10 @@ public final class CleanupRun {
         inFlight -= 1
         guard let endSession = calls[index].endSession else { return }
         let origin = endSession.origin
-        if let failure = result.failure, failure.kind == .cancelled {
+        if let failure = result.failure,
+            failure.kind == .cancelled || (failure.kind == .timeout && calls[index].timeoutIsBudget)
+        {
+            // Cut off by the budget, not by the endpoint's own timeout.
             finish(index, .expired)
         } else {
             switch ReplyJudge.judge(result, endpoint: endSession.endpoint) {
