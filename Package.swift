@@ -37,6 +37,12 @@ let package = Package(
             dependencies: ["SessionCleanup"],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: ["SessionCleanup"],
+            path: "Benchmarks/engine-bench",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnitTests",
             dependencies: ["SessionCleanup"],

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
@@ -57,3 +58,19 @@ int csd_stderr_is_journal(void) {
 }
 
 int csd_booted(void) { return sd_booted() > 0; }
+
+int csd_accept_nonblocking(int fd) {
+    int client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return client < 0 ? -errno : client;
+}
+
+int csd_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) < 0) return -errno;
+    if (length != sizeof credentials) return -EINVAL;
+    *pid = (int32_t)credentials.pid;
+    *uid = (uint32_t)credentials.uid;
+    *gid = (uint32_t)credentials.gid;
+    return 0;
+}

@@ -16,10 +16,13 @@ enum CommandLineInterface {
           unregister ID                 forget a session without ending it
           list [--json]                 list your sessions (root: all), keys never shown
           status [--json]               the daemon's state and its last stop run
-          end ID|--all                  end sessions now, while the daemon runs
+          end ID|--all [--json]         end sessions now, while the daemon runs
 
         Options for every verb: --help, --version; client verbs take --socket PATH
         (default: $SESSION_CLEANUP_SOCKET or /run/session-cleanup/control.sock).
+
+        Client verbs exit 0 on success, 1 when the daemon refuses or cannot be reached,
+        2 on a bad command line. The control protocol: docs/control-protocol.md.
         """
 
     /// Runs the verb named by the first argument.
@@ -49,6 +52,12 @@ enum CommandLineInterface {
             switch verb {
             case "daemon": return try DaemonVerb.run(try Options(rest, flags: [], values: ["--config"]))
             case "check-config": return try CheckConfigVerb.run(try Options(rest, flags: [], values: ["--config"]))
+            case "register":
+                return try RegisterVerb.run(try Options(rest, flags: [], values: ["--endpoint", "--label", "--socket"]))
+            case "unregister": return try UnregisterVerb.run(try Options(rest, flags: [], values: ["--socket"]))
+            case "list": return try ListVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))
+            case "status": return try StatusVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))
+            case "end": return try EndVerb.run(try Options(rest, flags: ["--all", "--json"], values: ["--socket"]))
             default: throw UsageError("unknown verb '\(verb)'; see session-cleanup --help")
             }
         } catch let error as UsageError {

@@ -1,5 +1,117 @@
 #ifndef CCURL_H
 #define CCURL_H
-/* libcurl multi glue. Filled in by the HTTP engine. */
+/*
+ * CCurl: the only code in session-cleanup that touches libcurl directly.
+ *
+ * It adapts libcurl's multi interface in its socket-callback flavour so transfers run inside
+ * the daemon's own epoll loop, and it gives Swift typed wrappers for libcurl's variadic
+ * setopt/getinfo calls. Policy (which options a request gets) lives in Swift; this file only
+ * provides mechanism: per-transfer state with a bounded reply buffer, a tag, and an error
+ * buffer. Nothing here logs, and nothing here ever formats a URL into a message.
+ */
 #include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Constants Swift cannot import from macros that expand to other macros. */
+enum {
+    CCURL_SOCKET_TIMEOUT = CURL_SOCKET_TIMEOUT,
+    CCURL_POLL_IN = CURL_POLL_IN,
+    CCURL_POLL_OUT = CURL_POLL_OUT,
+    CCURL_POLL_INOUT = CURL_POLL_INOUT,
+    CCURL_POLL_REMOVE = CURL_POLL_REMOVE,
+    CCURL_CSELECT_IN = CURL_CSELECT_IN,
+    CCURL_CSELECT_OUT = CURL_CSELECT_OUT,
+    CCURL_CSELECT_ERR = CURL_CSELECT_ERR,
+};
+
+/* Total header bytes one reply may carry before its transfer is aborted as too large. Headers
+ * are never buffered (only Retry-After is parsed), so this bounds time, not memory. */
+#define CCURL_MAX_HEADER_BYTES (64 * 1024)
+
+/* Why the shim's own callbacks aborted a transfer, if they did. libcurl then reports
+ * CURLE_WRITE_ERROR for it, and this says why. */
+enum {
+    CCURL_ABORT_NONE = 0,
+    /* The body exceeded the transfer's cap: the first `cap` bytes are kept. The status line and
+     * headers had been received in full. */
+    CCURL_ABORT_BODY_CAP = 1,
+    /* The headers exceeded CCURL_MAX_HEADER_BYTES. */
+    CCURL_ABORT_HEADER_CAP = 2,
+    /* Growing the body buffer failed. */
+    CCURL_ABORT_NO_MEMORY = 3,
+};
+
+/* curl_global_init(CURL_GLOBAL_DEFAULT), exactly once per process however often it is called
+ * and from whichever thread; returns its CURLcode (the first call's, every time). */
+CURLcode ccurl_global_init(void);
+
+/* Typed wrappers for the variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt. */
+CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value);
+CURLcode ccurl_easy_set_off_t(CURL *easy, CURLoption option, curl_off_t value);
+/* libcurl copies string options (except CURLOPT_POSTFIELDS, which this shim never uses). */
+CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value);
+CURLcode ccurl_easy_set_pointer(CURL *easy, CURLoption option, void *value);
+CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value);
+CURLcode ccurl_easy_get_off_t(CURL *easy, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_easy_get_string(CURL *easy, CURLINFO info, const char **value);
+CURLMcode ccurl_multi_set_long(CURLM *multi, CURLMoption option, long value);
+
+/* Socket and timer callbacks (CURLMOPT_SOCKETFUNCTION + SOCKETDATA, TIMERFUNCTION + TIMERDATA),
+ * both given the same `userp`. */
+CURLMcode ccurl_multi_set_callbacks(
+    CURLM *multi, curl_socket_callback socket_fn, curl_multi_timer_callback timer_fn, void *userp);
+
+/* Pops the next finished transfer: returns 1 and stores its easy handle and result, or 0 when
+ * no finished transfer is queued. */
+int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
+
+/* Parses `url` without keeping it: returns a CURLUcode (CURLUE_UNSUPPORTED_SCHEME unless
+ * http or https); on success writes "host:port" (port defaulted from the scheme, IPv6 hosts in
+ * brackets) into `peer`, truncated to fit, and sets *https. Never writes the path or query. */
+int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https);
+
+/* ---- Transfers ---------------------------------------------------------------------------
+ * A transfer owns one easy handle plus what a request needs while it runs: its tag, a header
+ * list, the reply buffer and an error buffer. Transfers are pooled by the caller:
+ * prepare, run, read results, release, prepare again. */
+typedef struct ccurl_transfer ccurl_transfer;
+
+/* A new transfer with its own easy handle, or NULL when out of memory. */
+ccurl_transfer *ccurl_transfer_new(void);
+/* Frees the transfer and its easy handle. It must not be in a multi handle. */
+void ccurl_transfer_free(ccurl_transfer *t);
+/* The transfer's easy handle. */
+CURL *ccurl_transfer_easy(ccurl_transfer *t);
+/* The transfer an easy handle belongs to (its CURLOPT_PRIVATE), or NULL. */
+ccurl_transfer *ccurl_transfer_of(CURL *easy);
+
+/* Installs the shim's own options on a new or released transfer's easy handle: CURLOPT_PRIVATE,
+ * the error buffer and the write/header callbacks that keep at most `max_body` bytes of body.
+ * Every other option is the caller's to set. */
+CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body);
+/* The tag given to ccurl_transfer_prepare. */
+uint64_t ccurl_transfer_tag(const ccurl_transfer *t);
+
+/* Appends one "Name: value" line to the transfer's header list: 0, or -1 when out of memory. */
+int ccurl_transfer_add_header(ccurl_transfer *t, const char *line);
+/* Points CURLOPT_HTTPHEADER at the header list built so far (if any). */
+CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t);
+
+/* The body received so far (at most the cap) and its length. */
+const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length);
+/* One of CCURL_ABORT_*. */
+int ccurl_transfer_abort_reason(const ccurl_transfer *t);
+/* Seconds from the last response's Retry-After (delta-seconds, or an HTTP-date converted to
+ * seconds from now, never negative), or -1 when it had none or it did not parse. */
+long long ccurl_transfer_retry_after(const ccurl_transfer *t);
+/* libcurl's error buffer for the transfer's last failure ("" when none). May name the host;
+ * callers must still scrub it before showing it to anyone. */
+const char *ccurl_transfer_error_text(const ccurl_transfer *t);
+
+/* Resets the easy handle (curl_easy_reset) and drops what the finished request held (URL,
+ * header list, body beyond a small retained buffer) so a pooled transfer keeps no secrets and
+ * little memory. The transfer must not be in a multi handle. */
+void ccurl_transfer_release(ccurl_transfer *t);
+
 #endif

@@ -1,7 +1,8 @@
 #ifndef CSYSTEMD_H
 #define CSYSTEMD_H
 /*
- * CSystemd: the only code in session-cleanup that touches libsystemd and signal masks.
+ * CSystemd: the only code in session-cleanup that touches libsystemd and signal masks (plus
+ * two socket calls Swift's Glibc module lacks).
  * Every function returns a negative errno on failure (systemd's convention) so the Swift
  * side can name the cause; nothing here logs or allocates on behalf of the caller.
  */
@@ -38,5 +39,15 @@ int csd_stderr_is_journal(void);
 
 /* 1 when the system was booted with systemd (sd_booted), 0 otherwise. */
 int csd_booted(void);
+
+/* Two socket calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built
+ * without, so they are wrapped here (this file is compiled with _GNU_SOURCE). */
+
+/* accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): the new descriptor, or -errno. */
+int csd_accept_nonblocking(int fd);
+
+/* getsockopt(SO_PEERCRED) on a connected Unix socket: stores the peer's pid, uid and gid as
+ * they were when it connected; 0 or -errno. */
+int csd_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 
 #endif

@@ -66,8 +66,8 @@ final class DaemonProcess {
     let scratch: ScratchDirectory
     let notify: NotifySocket
     let process = Process()
-    private let errPipe = Pipe()
-    private let stderrBuffer = LockedBuffer()
+    /// The daemon's stderr goes to a file: complete once it has exited, no reader thread needed.
+    let stderrPath: String
 
     var stateDirectory: String { scratch.path + "/state" }
     var runtimeDirectory: String { scratch.path + "/run" }
@@ -77,6 +77,8 @@ final class DaemonProcess {
     init(config: String? = nil, environment: [String: String] = [:], scratch: ScratchDirectory? = nil) throws {
         self.scratch = try scratch ?? ScratchDirectory("daemon")
         notify = try NotifySocket(directory: self.scratch.path)
+        stderrPath = self.scratch.path + "/daemon.stderr"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         var arguments = ["daemon"]
         if let config { arguments += ["--config", try self.scratch.write("session-cleanup.conf", config)] }
         process.executableURL = URL(fileURLWithPath: BuiltBinary.path)
@@ -90,21 +92,20 @@ final class DaemonProcess {
         env.removeValue(forKey: "WATCHDOG_PID")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        process.standardError = errPipe
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardOutput = FileHandle.nullDevice
-        errPipe.fileHandleForReading.readabilityHandler = { [stderrBuffer] handle in
-            stderrBuffer.append(handle.availableData)
-        }
         try process.run()
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        errPipe.fileHandleForReading.readabilityHandler = nil
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 
     /// What the daemon wrote to stderr so far (its journal lines when not under journald).
-    var stderr: String { stderrBuffer.text }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
@@ -119,24 +120,5 @@ final class DaemonProcess {
         while process.isRunning && Date() < deadline { usleep(2_000) }
         guard !process.isRunning else { return nil }
         return process.terminationStatus
-    }
-}
-
-/// Bytes appended from a pipe's reader thread and read from the test's thread.
-/// `@unchecked Sendable`: every access to `data` holds `lock`.
-final class LockedBuffer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    func append(_ more: Data) {
-        lock.lock()
-        data.append(more)
-        lock.unlock()
-    }
-
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: data, as: UTF8.self)
     }
 }

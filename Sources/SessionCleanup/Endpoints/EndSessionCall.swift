@@ -1,0 +1,134 @@
+/// One session × endpoint call: turns the endpoint's templates and the session's key into an
+/// ``HTTPRequest``, and knows the redacted URL that may be shown to people.
+///
+/// `{session}` is filled percent-encoded in the URL, JSON-escaped in a body that is JSON (it
+/// starts with `{` or `[`), percent-encoded in any other body, and as is in a header (keys
+/// with control characters are refused at registration).
+public struct EndSessionCall: Sendable {
+    /// The placeholder the templates use.
+    public static let placeholder = "{session}"
+    /// What the key is replaced with wherever a URL is shown.
+    public static let redaction = "<redacted>"
+
+    /// The session's non-secret id.
+    public let sessionID: SessionID
+    /// The endpoint's configuration.
+    public let endpoint: EndpointConfiguration
+    private let key: SessionKey
+
+    /// Pairs a session with one of its endpoints.
+    public init(session: Session, endpoint: EndpointConfiguration) {
+        sessionID = session.id
+        key = session.key
+        self.endpoint = endpoint
+    }
+
+    /// The endpoint URL with the key hidden: safe for the journal.
+    public var redactedURL: String { endpoint.url.replacing(Self.placeholder, with: Self.redaction) }
+
+    /// `scheme://host:port` of the endpoint: calls to one origin share connections and fate.
+    public var origin: String { Self.origin(of: endpoint.url) }
+
+    /// The request to send, with `timeout`, and `token` as a bearer token if given.
+    public func request(timeout: Duration, token: String?) -> HTTPRequest {
+        let secret = key.exposedSecret
+        let url = endpoint.url.replacing(Self.placeholder, with: Self.percentEncoded(secret))
+        var headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
+        if let token { headers.append("Authorization: Bearer \(token)") }
+        let body = endpoint.body.map { template -> [UInt8] in
+            let isJSON = template.hasPrefix("{") || template.hasPrefix("[")
+            let filled = isJSON ? Self.jsonEscaped(secret) : Self.percentEncoded(secret)
+            return Array(template.replacing(Self.placeholder, with: filled).utf8)
+        }
+        return HTTPRequest(
+            url: url, redactedURL: redactedURL, method: HTTPRequest.Method(rawValue: endpoint.method) ?? .get,
+            headers: headers, body: body, timeout: timeout, caFile: endpoint.caFile)
+    }
+
+    /// `scheme://host:port` of a URL (the default port filled in), lower-cased.
+    public static func origin(of url: String) -> String {
+        let lower = url.lowercased()
+        let scheme = lower.hasPrefix("https://") ? "https" : "http"
+        let rest = lower.dropFirst(scheme.count + 3)
+        var authority = String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
+        if let at = authority.lastIndex(of: "@") { authority = String(authority[authority.index(after: at)...]) }
+        let hasPort: Bool
+        if authority.hasPrefix("[") {
+            hasPort = authority.contains("]:")
+        } else {
+            hasPort = authority.contains(":")
+        }
+        return "\(scheme)://\(authority)\(hasPort ? "" : (scheme == "https" ? ":443" : ":80"))"
+    }
+
+    /// RFC 3986 percent-encoding of everything but the unreserved characters.
+    public static func percentEncoded(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                result += "%"
+                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return result
+    }
+
+    /// The text escaped for the inside of a JSON string.
+    public static func jsonEscaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// Reads bearer tokens from systemd credentials (`LoadCredential=NAME:…` → `$CREDENTIALS_DIRECTORY/NAME`).
+public enum CredentialReader {
+    /// The token in credential `name`, without a trailing newline. Errors name the credential,
+    /// never its contents.
+    public static func token(named name: String, in directory: String?) throws(ConfigurationError) -> String {
+        guard let directory else {
+            throw ConfigurationError(
+                file: "", line: 0,
+                "credential '\(name)' is needed but $CREDENTIALS_DIRECTORY is unset (add LoadCredential=\(name):PATH to the unit)")
+        }
+        let path = directory + "/" + name
+        do {
+            let bytes = try FileReading.contents(of: path, limit: 64 * 1024)
+            var token = String(decoding: bytes, as: UTF8.self)
+            while token.hasSuffix("\n") || token.hasSuffix("\r") { token.removeLast() }
+            guard !token.isEmpty, !token.contains("\n"), !token.contains("\r") else {
+                throw ConfigurationError(file: path, line: 0, "credential '\(name)' must hold one non-empty line")
+            }
+            return token
+        } catch let error as SystemCallError {
+            throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)': \(error)")
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)'")
+        }
+    }
+}

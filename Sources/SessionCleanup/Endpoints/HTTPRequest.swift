@@ -1,0 +1,92 @@
+/// One HTTP call for ``HTTPEngine`` to make.
+///
+/// The URL, the headers and the body may carry secrets (a session key in the path, a bearer
+/// token in a header), so none of them is ever shown: `description`, `dump` and every error the
+/// engine produces use ``redactedURL`` instead.
+public struct HTTPRequest: Sendable {
+    /// The HTTP methods an endpoint may use.
+    public enum Method: String, Sendable {
+        /// `GET`; a body, if given, is not sent.
+        case get = "GET"
+        /// `POST`, with the body (or an empty one).
+        case post = "POST"
+        /// `PUT`, with the body (or an empty one).
+        case put = "PUT"
+        /// `DELETE`, with the body if one is given.
+        case delete = "DELETE"
+    }
+
+    /// The full URL, `http` or `https` only. Secret-bearing: never logged.
+    public var url: String
+    /// What messages say instead of ``url``, e.g. `https://auth.example/user/…/endsession`.
+    public var redactedURL: String
+    /// The method. Default `GET`.
+    public var method: Method
+    /// Extra header lines, each `"Name: value"` without CR or LF (libcurl's conventions apply:
+    /// `"Name:"` removes a header libcurl would send, `"Name;"` sends it empty). Secret-bearing:
+    /// never logged. Default none.
+    public var headers: [String]
+    /// The request body. Secret-bearing: never logged. Default none.
+    public var body: [UInt8]?
+    /// The whole transfer's time limit, from start to the last byte, in millisecond precision.
+    /// Default 20 s.
+    public var timeout: Duration
+    /// The limit for resolving and connecting (TCP and TLS), capped at ``timeout``.
+    /// Default nil: the same as ``timeout``.
+    public var connectTimeout: Duration?
+    /// A PEM file of CA certificates to trust instead of the system store. Peer and host name
+    /// verification are always on either way. Default nil: the system store.
+    public var caFile: String?
+    /// How much of the reply body to keep. A longer body is cut at this size and the transfer
+    /// stops there (see ``HTTPResult/Outcome/response(status:body:truncated:retryAfter:)``).
+    /// Default 64 KiB.
+    public var maxReplyBytes: Int
+
+    /// The default reply cap: 64 KiB.
+    public static let defaultMaxReplyBytes = 64 * 1024
+
+    /// Creates a request; everything but the URL and its redacted form has a default.
+    public init(
+        url: String,
+        redactedURL: String,
+        method: Method = .get,
+        headers: [String] = [],
+        body: [UInt8]? = nil,
+        timeout: Duration = .seconds(20),
+        connectTimeout: Duration? = nil,
+        caFile: String? = nil,
+        maxReplyBytes: Int = HTTPRequest.defaultMaxReplyBytes
+    ) {
+        self.url = url
+        self.redactedURL = redactedURL
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.connectTimeout = connectTimeout
+        self.caFile = caFile
+        self.maxReplyBytes = maxReplyBytes
+    }
+}
+
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `POST https://auth.example/user/…/endsession`: the redacted URL only.
+    public var description: String { "\(method.rawValue) \(redactedURL)" }
+
+    /// The same as ``description``: debugging output must not leak secrets either.
+    public var debugDescription: String { description }
+
+    /// Shows only what is safe, so `dump(request)` cannot print the URL, headers or body.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "method": method.rawValue,
+                "redactedURL": redactedURL,
+                "headerCount": headers.count,
+                "bodyBytes": body?.count ?? 0,
+                "timeout": timeout,
+            ],
+            displayStyle: .struct)
+    }
+}

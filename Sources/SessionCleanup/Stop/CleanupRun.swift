@@ -1,0 +1,451 @@
+/// Ends a set of sessions at their endpoints, concurrently, inside a ``StopBudget`` — the
+/// Linux counterpart of a dispatch group: every call is entered once and leaves once, with its
+/// own outcome, and one completion runs when all have left.
+///
+/// - At most `maxConcurrent` calls are in flight; retries go before calls not yet started.
+/// - Each request's timeout is the endpoint's, capped by the time remaining less a margin; no
+///   request starts when less than the budget's minimum remains (those calls are `not-started`).
+/// - Retryable failures (connect, DNS, timeout, 5xx, 429 with `Retry-After`) are retried with
+///   exponential backoff and jitter while attempts and the budget allow.
+/// - When an origin cannot be reached (DNS, connection refused or unreachable), its other calls
+///   wait while the failed call probes it with backoff; if the probe gives up, they all fail at
+///   once instead of each waiting out a timeout.
+/// - When the budget expires, in-flight transfers are cancelled and their calls recorded as
+///   `expired` at once; calls never started become `not-started`.
+public final class CleanupRun {
+    /// Why a run happens.
+    public enum Kind: String, Sendable {
+        /// The stop run: SIGTERM to exit.
+        case stop
+        /// After start-up: sessions an earlier stop run could not end.
+        case leftover
+        /// `session-cleanup end`: asked for while running.
+        case onDemand = "on-demand"
+    }
+
+    /// Tuning, from `[Stop]`.
+    public struct Settings: Sendable {
+        /// Calls in flight at most.
+        public var maxConcurrent: Int
+        /// Requests per call at most.
+        public var maxAttempts: Int
+        /// The first retry's backoff; doubled per retry, with jitter.
+        public var retryDelay: Duration
+        /// Kept between a request's timeout and the deadline, to record its outcome in time.
+        public var margin: Duration = .milliseconds(50)
+
+        /// Settings from the configuration's `[Stop]`.
+        public init(_ stop: StopSettings) {
+            maxConcurrent = stop.maxConcurrentRequests
+            maxAttempts = stop.maxAttempts
+            retryDelay = stop.retryDelay
+        }
+    }
+
+    /// Reported as each session's last call finishes: the daemon updates the store from it.
+    public typealias SessionFinished = (_ session: SessionID, _ ended: Bool, _ outcome: CallOutcome, _ attempts: Int) -> Void
+
+    private enum State {
+        case queued
+        case inFlight(TransferID)
+        case waitingToRetry(EventLoop.TimerID)
+        case parked
+        case done
+
+        var isParked: Bool {
+            if case .parked = self { return true }
+            return false
+        }
+    }
+
+    private struct Call {
+        let session: Int
+        let endSession: EndSessionCall?  // nil: the endpoint is not configured
+        let endpointName: String
+        var state = State.queued
+        var attempts = 0
+        var firstStart: MonotonicInstant?
+        var lastCause = ""
+        var lastStatus: Int?
+        /// The running request's timeout was the budget's remainder, not the endpoint's own.
+        var timeoutIsBudget = false
+    }
+
+    private struct SessionProgress {
+        let id: SessionID
+        let label: String?
+        var callsLeft: Int
+        var allEnded = true
+        var worst: CallOutcome?
+        var attempts = 0
+    }
+
+    /// An origin's reachability: up, being probed by one call while the others wait, or given up on.
+    private enum OriginState {
+        case up
+        case probing(probe: Int, parked: [Int])
+        case unreachable(cause: String)
+    }
+
+    /// The kind of run.
+    public let kind: Kind
+    /// The budget it runs in.
+    public let budget: StopBudget
+    private let settings: Settings
+    private let transport: any HTTPTransport
+    private let loop: EventLoop
+    private let journal: any JournalSink
+    private let tokens: [String: String]
+    private var calls: [Call] = []
+    private var sessions: [SessionProgress] = []
+    private var queue: [Int] = []
+    private var queueHead = 0
+    private var retryReady: [Int] = []
+    private var retryHead = 0
+    private var origins: [String: OriginState] = [:]
+    private var inFlight = 0
+    private var callsLeft = 0
+    private var report: RunReport
+    private var finished = false
+    private var completion: ((RunReport) -> Void)?
+    private var expiryTimer: EventLoop.TimerID?
+    private var statusTimer: EventLoop.TimerID?
+    private var random = SystemRandomNumberGenerator()
+
+    /// Called with progress text for `STATUS=` at most every 250 ms.
+    public var onProgress: ((String) -> Void)?
+    /// Called as each session's calls are all done.
+    public var onSessionFinished: SessionFinished?
+
+    /// Prepares a run over `sessions`, each at the endpoints it names (looked up in
+    /// `endpoints`; a name not configured gives a `failed` outcome), with bearer `tokens` by
+    /// credential name (an endpoint whose credential is missing gets `failed` calls).
+    public init(
+        kind: Kind, sessions: [Session], endpoints: [EndpointConfiguration], tokens: [String: String],
+        budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop, journal: any JournalSink
+    ) {
+        self.kind = kind
+        self.budget = budget
+        self.settings = settings
+        self.transport = transport
+        self.loop = loop
+        self.journal = journal
+        self.tokens = tokens
+        report = RunReport(kind: kind)
+        var byName: [String: EndpointConfiguration] = [:]
+        for endpoint in endpoints { byName[endpoint.name] = endpoint }
+        self.sessions.reserveCapacity(sessions.count)
+        for session in sessions {
+            let index = self.sessions.count
+            self.sessions.append(SessionProgress(id: session.id, label: session.label, callsLeft: session.endpoints.count))
+            for name in session.endpoints {
+                let endSession = byName[name].map { EndSessionCall(session: session, endpoint: $0) }
+                calls.append(Call(session: index, endSession: endSession, endpointName: name))
+            }
+        }
+        callsLeft = calls.count
+    }
+
+    /// Starts the run; `completion` runs once, when every call has an outcome.
+    public func begin(completion: @escaping (RunReport) -> Void) {
+        self.completion = completion
+        budget.onExpiration { [weak self] reason in self?.expire(reason) }
+        expiryTimer = loop.schedule(at: budget.deadline) { [budget] in budget.expireIfDue() }
+        statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
+        queue.reserveCapacity(calls.count)
+        for index in calls.indices {
+            guard let endSession = calls[index].endSession else {
+                finish(index, .failed(cause: "endpoint '\(calls[index].endpointName)' is not configured"))
+                continue
+            }
+            if let credential = endSession.endpoint.tokenCredential, tokens[credential] == nil {
+                finish(index, .failed(cause: "credential '\(credential)' for endpoint '\(endSession.endpoint.name)' is unavailable"))
+                continue
+            }
+            queue.append(index)
+        }
+        pump()
+        finishIfDone()
+    }
+
+    /// Cancels everything without recording outcomes: the stop run takes these sessions over.
+    public func abandon() {
+        guard !finished else { return }
+        finished = true
+        for index in calls.indices {
+            switch calls[index].state {
+            case .inFlight(let id): transport.cancel(id)
+            case .waitingToRetry(let timer): loop.cancel(timer)
+            default: break
+            }
+            calls[index].state = .done
+        }
+        cancelTimers()
+    }
+
+    // MARK: Scheduling
+
+    private func nextCall() -> Int? {
+        if retryHead < retryReady.count {
+            defer { retryHead += 1 }
+            return retryReady[retryHead]
+        }
+        if queueHead < queue.count {
+            defer { queueHead += 1 }
+            return queue[queueHead]
+        }
+        return nil
+    }
+
+    private func pump() {
+        while !finished && inFlight < settings.maxConcurrent, let index = nextCall() {
+            guard case .queued = calls[index].state else { continue }
+            guard let endSession = calls[index].endSession else { continue }
+            if !budget.allowsNewRequest {
+                refuseRemaining(index)
+                return
+            }
+            switch origins[endSession.origin] ?? .up {
+            case .up:
+                start(index, endSession)
+            case .probing(let probe, _) where probe == index:
+                start(index, endSession)
+            case .probing(let probe, var parked):
+                parked.append(index)
+                calls[index].state = .parked
+                origins[endSession.origin] = .probing(probe: probe, parked: parked)
+            case .unreachable(let cause):
+                finish(index, .failed(cause: "not attempted: \(endSession.origin) is unreachable (\(cause))"))
+            }
+        }
+    }
+
+    /// Too little budget is left: the current call and every call still waiting its turn end now.
+    private func refuseRemaining(_ current: Int) {
+        let reason = "less than \(budget.minimumRequest.humanReadable) of the budget was left"
+        var waiting = [current]
+        while let index = nextCall() { waiting.append(index) }
+        for index in waiting {
+            guard case .queued = calls[index].state else { continue }
+            finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
+        }
+    }
+
+    private func start(_ index: Int, _ endSession: EndSessionCall) {
+        guard let timeout = budget.requestTimeout(limit: endSession.endpoint.timeout, margin: settings.margin) else {
+            finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
+            return
+        }
+        calls[index].timeoutIsBudget = timeout < endSession.endpoint.timeout
+        let token = endSession.endpoint.tokenCredential.flatMap { tokens[$0] }
+        let request = endSession.request(timeout: timeout, token: token)
+        do {
+            let id = try transport.start(request) { [weak self] result in self?.completed(index, result) }
+            calls[index].state = .inFlight(id)
+            calls[index].attempts += 1
+            if calls[index].firstStart == nil { calls[index].firstStart = loop.clock.now() }
+            inFlight += 1
+        } catch {
+            finish(index, .failed(cause: "could not start the request: \(error)"))
+        }
+    }
+
+    // MARK: Completions
+
+    private func completed(_ index: Int, _ result: HTTPResult) {
+        guard !finished, case .inFlight = calls[index].state else { return }
+        inFlight -= 1
+        guard let endSession = calls[index].endSession else { return }
+        let origin = endSession.origin
+        if let failure = result.failure,
+            failure.kind == .cancelled || (failure.kind == .timeout && calls[index].timeoutIsBudget)
+        {
+            // Cut off by the budget, not by the endpoint's own timeout.
+            finish(index, .expired)
+        } else {
+            switch ReplyJudge.judge(result, endpoint: endSession.endpoint) {
+            case .ended(let status):
+                originAnswered(origin)
+                finish(index, .ended(status: status))
+            case .rejected(let status, let reason):
+                originAnswered(origin)
+                finish(index, .rejected(status: status, reason: reason))
+            case .failed(let cause):
+                finish(index, .failed(cause: cause))
+            case .retryable(let cause, let status, let notBefore):
+                calls[index].lastCause = cause
+                calls[index].lastStatus = status
+                if status != nil { originAnswered(origin) }
+                let unreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
+                if unreachable { originFailed(origin, probe: index) }
+                retryOrGiveUp(index, notBefore: notBefore, origin: unreachable ? origin : nil)
+            }
+        }
+        pump()
+        finishIfDone()
+    }
+
+    private func retryOrGiveUp(_ index: Int, notBefore: Duration?, origin: String?) {
+        let attempts = calls[index].attempts
+        var delay = settings.retryDelay * (1 << min(attempts - 1, 16))
+        delay = delay / 2 + delay / 2 * Double.random(in: 0...1, using: &random)
+        if let notBefore, notBefore > delay { delay = notBefore }
+        let canRetry =
+            attempts < settings.maxAttempts && budget.expiry == nil
+            && budget.timeRemaining - delay >= budget.minimumRequest
+        guard canRetry else {
+            let cause = calls[index].lastCause
+            let outcome: CallOutcome =
+                calls[index].lastStatus.map { .rejected(status: $0, reason: "\(cause) after \(attempts) attempts") }
+                ?? .failed(cause: attempts > 1 ? "\(cause) (after \(attempts) attempts)" : cause)
+            finish(index, outcome)
+            if let origin { giveUp(on: origin, cause: cause) }
+            return
+        }
+        calls[index].state = .waitingToRetry(
+            loop.schedule(after: delay) { [weak self] in self?.retryNow(index) })
+    }
+
+    private func retryNow(_ index: Int) {
+        guard !finished, case .waitingToRetry = calls[index].state else { return }
+        calls[index].state = .queued
+        retryReady.append(index)
+        pump()
+        finishIfDone()
+    }
+
+    private func originAnswered(_ origin: String) {
+        guard case .probing(_, let parked) = origins[origin] else { return }
+        origins[origin] = .up
+        for index in parked where calls[index].state.isParked {
+            calls[index].state = .queued
+            retryReady.append(index)
+        }
+    }
+
+    private func originFailed(_ origin: String, probe: Int) {
+        if case .probing = origins[origin] { return }
+        origins[origin] = .probing(probe: probe, parked: [])
+    }
+
+    private func giveUp(on origin: String, cause: String) {
+        guard case .probing(_, let parked) = origins[origin] else { return }
+        origins[origin] = .unreachable(cause: cause)
+        for index in parked where calls[index].state.isParked {
+            finish(index, .failed(cause: "not attempted: \(origin) is unreachable (\(cause))"))
+        }
+    }
+
+    // MARK: Expiry
+
+    private func expire(_ reason: StopBudget.ExpiryReason) {
+        guard !finished else { return }
+        report.expiry = reason
+        journal.record(
+            JournalEntry(
+                .warning,
+                "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(calls.count) calls unfinished: "
+                    + "cancelling what is in flight",
+                [
+                    JournalField(.event, "expired"), JournalField(.runKind, kind.rawValue),
+                    JournalField(.budgetUsec, budget.total.microseconds),
+                    JournalField(.timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
+                ]))
+        for index in calls.indices {
+            switch calls[index].state {
+            case .inFlight(let id):
+                // Recorded first: the cancelled completion then finds the call done and is ignored.
+                finish(index, .expired)
+                inFlight -= 1
+                transport.cancel(id)
+            case .waitingToRetry(let timer):
+                loop.cancel(timer)
+                finish(index, .expired)
+            case .queued, .parked:
+                finish(
+                    index,
+                    calls[index].attempts > 0 ? .expired : .notStarted(reason: "the budget expired (\(reason.rawValue))"))
+            case .done:
+                break
+            }
+        }
+        finishIfDone()
+    }
+
+    // MARK: Outcomes
+
+    private func finish(_ index: Int, _ outcome: CallOutcome) {
+        if case .done = calls[index].state { return }
+        calls[index].state = .done
+        callsLeft -= 1
+        let call = calls[index]
+        let duration = call.firstStart.map { loop.clock.now().duration(since: $0) } ?? .zero
+        report.calls.append(
+            RunReport.CallResult(
+                sessionID: sessions[call.session].id, endpoint: call.endpointName, outcome: outcome,
+                attempts: call.attempts, duration: duration))
+        record(call, outcome, duration)
+        var progress = sessions[call.session]
+        progress.callsLeft -= 1
+        progress.attempts += call.attempts
+        if !outcome.isEnded {
+            progress.allEnded = false
+            progress.worst = outcome
+        }
+        sessions[call.session] = progress
+        if progress.callsLeft == 0 {
+            if progress.allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
+            onSessionFinished?(progress.id, progress.allEnded, progress.worst ?? outcome, progress.attempts)
+        }
+    }
+
+    private func record(_ call: Call, _ outcome: CallOutcome, _ duration: Duration) {
+        let session = sessions[call.session]
+        var fields = [
+            JournalField(.event, "call-finished"), JournalField(.runKind, kind.rawValue),
+            JournalField(.sessionID, session.id.description), JournalField(.endpoint, call.endpointName),
+            JournalField(.outcome, outcome.word), JournalField(.attempts, call.attempts),
+            JournalField(.durationUsec, duration.microseconds),
+        ]
+        if let url = call.endSession?.redactedURL { fields.append(JournalField(.url, url)) }
+        if let status = outcome.httpStatus { fields.append(JournalField(.httpStatus, status)) }
+        if let cause = outcome.cause { fields.append(JournalField(.error, cause)) }
+        if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
+        var message = "Session \(session.id) \(outcome.word) at \(call.endpointName)"
+        if let status = outcome.httpStatus { message += " (HTTP \(status))" }
+        if let cause = outcome.cause, !outcome.isEnded { message += ": \(cause)" }
+        journal.record(JournalEntry(outcome.isEnded ? .info : .warning, message, fields))
+    }
+
+    private func finishIfDone() {
+        guard !finished, callsLeft == 0 else { return }
+        finished = true
+        cancelTimers()
+        report.duration = budget.elapsed
+        let completion = self.completion
+        self.completion = nil
+        completion?(report)
+    }
+
+    private func cancelTimers() {
+        if let expiryTimer { loop.cancel(expiryTimer) }
+        if let statusTimer { loop.cancel(statusTimer) }
+        expiryTimer = nil
+        statusTimer = nil
+    }
+
+    // MARK: Progress
+
+    /// `Ending sessions: 812/1000 ended, 3 failed, 6.2 s left`.
+    public var progressText: String {
+        let failed = report.calls.count { !$0.outcome.isEnded }
+        return "Ending sessions: \(report.sessionsEnded)/\(sessions.count) ended, \(failed) failed, "
+            + "\(budget.timeRemaining.humanReadable) left"
+    }
+
+    private func reportProgress() {
+        guard !finished else { return }
+        onProgress?(progressText)
+        statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
+    }
+}

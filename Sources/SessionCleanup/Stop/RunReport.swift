@@ -1,0 +1,39 @@
+/// The result of one run of end-session calls: every call's outcome, per session, and the counts.
+public struct RunReport: Sendable {
+    /// One call's result.
+    public struct CallResult: Sendable {
+        /// The session.
+        public let sessionID: SessionID
+        /// The endpoint's name.
+        public let endpoint: String
+        /// What became of the call.
+        public let outcome: CallOutcome
+        /// Requests made (0 when it never started).
+        public let attempts: Int
+        /// From the first request's start to the outcome (zero if never started).
+        public let duration: Duration
+    }
+
+    /// Which kind of run this was.
+    public let kind: CleanupRun.Kind
+    /// Every call, in the order they finished.
+    public internal(set) var calls: [CallResult] = []
+    /// Sessions ended at every endpoint.
+    public internal(set) var sessionsEnded = 0
+    /// Sessions with at least one endpoint not ended.
+    public internal(set) var sessionsLeft = 0
+    /// How long the run took.
+    public internal(set) var duration: Duration = .zero
+    /// Why the budget expired, if it did.
+    public internal(set) var expiry: StopBudget.ExpiryReason?
+
+    /// Calls per outcome word (`ended`, `rejected`, `failed`, `expired`, `not-started`).
+    public var callCounts: [String: Int] {
+        var counts: [String: Int] = [:]
+        for call in calls { counts[call.outcome.word, default: 0] += 1 }
+        return counts
+    }
+
+    /// Sessions in the run.
+    public var sessionsTotal: Int { sessionsEnded + sessionsLeft }
+}

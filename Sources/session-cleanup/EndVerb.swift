@@ -1,0 +1,22 @@
+import SessionCleanup
+
+/// `session-cleanup end ID|--all [--json]`: ends sessions now, while the daemon runs.
+enum EndVerb {
+    static func run(_ options: Options) throws -> ExitStatus {
+        let all = options.flags.contains("--all")
+        let target: ControlRequest.EndTarget
+        switch (all, options.positional.count) {
+        case (true, 0): target = .all
+        case (false, 1): target = .session(id: options.positional[0])
+        default: throw UsageError("end takes one session ID or --all")
+        }
+        guard let response = try ControlVerbSupport.perform(.end(target), options) else { return .refused }
+        let report = response.report ?? .object([:])
+        if options.flags.contains("--json") {
+            print(ControlVerbSupport.jsonText(report))
+        } else {
+            for line in ControlVerbSupport.humanLines(report) { print(line) }
+        }
+        return .success
+    }
+}

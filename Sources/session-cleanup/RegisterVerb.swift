@@ -1,0 +1,65 @@
+import Glibc
+import SessionCleanup
+
+/// `session-cleanup register --endpoint NAME [--endpoint NAME…] [--label TEXT]`: registers the
+/// session whose key is on standard input (never in argv, where `ps` shows it) and prints its id.
+enum RegisterVerb {
+    static func run(_ options: Options) throws -> ExitStatus {
+        guard options.positional.isEmpty else {
+            throw UsageError("register takes no arguments; the key is read from standard input")
+        }
+        let endpoints = options.values["--endpoint"] ?? []
+        guard !endpoints.isEmpty else { throw UsageError("register needs at least one --endpoint NAME") }
+        let key = try readKey()
+        let request = ControlRequest.register(key: key, endpoints: endpoints, label: options.value("--label"))
+        guard let response = try ControlVerbSupport.perform(request, options) else { return .refused }
+        guard let id = response.id else {
+            printError("session-cleanup: the daemon's reply carries no session id")
+            return .refused
+        }
+        print(id)
+        return .success
+    }
+
+    /// The key: all of standard input (a terminal: one line) less one trailing newline.
+    private static func readKey() throws -> SessionKey {
+        let limit = ControlRequest.maxKeyBytes
+        let terminal = isatty(STDIN_FILENO) == 1
+        if terminal { writeStderr("Session key (then Enter): ") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        reading: while bytes.count <= limit + 2 {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw UsageError("cannot read the session key from standard input: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+            if terminal, bytes.contains(UInt8(ascii: "\n")) { break reading }
+        }
+        if bytes.last == UInt8(ascii: "\n") {
+            bytes.removeLast()
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        }
+        guard !bytes.isEmpty else { throw UsageError("no session key on standard input") }
+        guard bytes.count <= limit else {
+            throw UsageError("the session key on standard input is longer than \(limit) bytes")
+        }
+        guard !bytes.contains(UInt8(ascii: "\n")) else {
+            throw UsageError("the session key on standard input has more than one line")
+        }
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw UsageError("the session key on standard input contains control characters")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw UsageError("the session key on standard input is not UTF-8")
+        }
+        return SessionKey(text)
+    }
+
+    private static func writeStderr(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,372 @@
+import Foundation
+import Glibc
+import SessionCleanup
+import XCTest
+
+/// A real `ControlServer` on a real `EventLoop`, turned by one dedicated thread; real sockets.
+final class ControlServerTests: XCTestCase {
+    private var scratch: ScratchDirectory!
+    private var loopThread: LoopThread!
+    private var handler: RecordingHandler!
+    private var server: ControlServer!
+    private var socketPath: String { scratch.path + "/control.sock" }
+
+    override func setUpWithError() throws {
+        scratch = try ScratchDirectory("control")
+    }
+
+    override func tearDown() {
+        loopThread?.stop()
+        // The loop thread has ended: this thread owns the server again.
+        server?.close()
+        server = nil
+        handler = nil
+        loopThread = nil
+        scratch = nil
+    }
+
+    private func startServer(
+        mode: UInt32 = 0o660, group: String = "", limits: ControlServer.Limits = ControlServer.Limits(),
+        path: String? = nil
+    ) throws {
+        let thread = try LoopThread()
+        let handler = RecordingHandler(loop: thread.loop)
+        server = try ControlServer(
+            socketPath: path ?? socketPath, socketMode: mode, socketGroup: group, loop: thread.loop, handler: handler,
+            limits: limits)
+        self.handler = handler
+        loopThread = thread
+        thread.start()
+    }
+
+    private func clientCount() -> Int {
+        let server = UncheckedBox(server!)
+        return loopThread.sync { server.value.clientCount }
+    }
+
+    private func waitFor(_ condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(5_000)
+        }
+        return condition()
+    }
+
+    // MARK: Round trips
+
+    func testRegisterRoundTripCarriesTheKeyAndThePeersCredentials() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        client.send(#"{"op":"register","key":"s3cret","endpoints":["auth","billing"],"label":"web"}"# + "\n")
+        let reply = try XCTUnwrap(client.readObject())
+        XCTAssertEqual(reply["ok"] as? Bool, true)
+        XCTAssertEqual(reply["id"] as? String, "0000000000000001")
+        let record = try XCTUnwrap(handler.received.first)
+        guard case .register(let key, let endpoints, let label) = record.request else { return XCTFail("\(record.request)") }
+        XCTAssertEqual(key.exposedSecret, "s3cret")
+        XCTAssertEqual(endpoints, ["auth", "billing"])
+        XCTAssertEqual(label, "web")
+        XCTAssertEqual(record.peer.uid, getuid())
+        XCTAssertEqual(record.peer.gid, getgid())
+        XCTAssertEqual(record.peer.pid, getpid())
+        // The connection carries further requests.
+        client.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true)
+    }
+
+    func testTheBlockingClientRoundTrips() throws {
+        try startServer()
+        let client = ControlClient(socketPath: socketPath, timeout: .seconds(5))
+        let registered = try client.send(.register(key: SessionKey("k"), endpoints: ["auth"], label: nil))
+        XCTAssertEqual(registered, .registered(id: "0000000000000001"))
+        XCTAssertEqual(try client.send(.list), .sessions([]))
+        XCTAssertEqual(try client.send(.unregister(id: "missing1")), .failure(.notFound, "no session missing1"))
+        XCTAssertEqual(try client.send(.end(.all)), .ended(report: ["ended": 0]))
+    }
+
+    func testMalformedJSONIsAnsweredAndTheConnectionStaysUsable() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        client.send("this is not json\n")
+        let bad = try XCTUnwrap(client.readObject())
+        XCTAssertEqual(bad["ok"] as? Bool, false)
+        XCTAssertEqual(bad["code"] as? String, "bad-request")
+        client.send(#"{"op":"teleport"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["code"] as? String, "bad-request")
+        client.send("\n\r\n")  // blank lines are no requests and get no reply
+        client.send(#"{"op":"list"}"# + "\r\n")
+        let good = try XCTUnwrap(client.readObject())
+        XCTAssertEqual(good["ok"] as? Bool, true)
+        XCTAssertEqual((good["sessions"] as? [Any])?.count, 0)
+    }
+
+    func testAnOversizedLineIsRefusedAndClosedWhileOthersAreServed() throws {
+        try startServer()
+        let big = try RawClient(path: socketPath)
+        let other = try RawClient(path: socketPath)
+        let line = #"{"op":"register","key":""# + String(repeating: "x", count: 100 * 1024) + "\"}\n"
+        big.send(line)
+        let reply = try XCTUnwrap(big.readObject())
+        XCTAssertEqual(reply["code"] as? String, "too-large")
+        XCTAssertFalse((reply["error"] as? String ?? "").contains("xxxx"))
+        XCTAssertEqual(big.readLine(timeout: 2), .closed)
+        other.send(#"{"op":"list"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(other.readObject())["ok"] as? Bool, true)
+        XCTAssertTrue(handler.received.allSatisfy { $0.request == .list }, "the oversized request never reached the handler")
+    }
+
+    func testManyPipelinedLinesCostLinearTime() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        let started = Date()
+        client.send(String(repeating: "\n", count: 60_000) + String(repeating: #"{"op":"list"}"# + "\n", count: 2_000))
+        for _ in 0..<2_000 { XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+    }
+
+    func testALineOfExactlyTheLimitIsAccepted() throws {
+        try startServer(limits: ControlServer.Limits(maxLineBytes: 1024))
+        let client = try RawClient(path: socketPath)
+        let prefix = #"{"op":"list"}"#
+        client.send(prefix + String(repeating: " ", count: 1024 - prefix.utf8.count) + "\n")
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true)
+        client.send(prefix + String(repeating: " ", count: 1025 - prefix.utf8.count) + "\n")
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["code"] as? String, "too-large")
+    }
+
+    func testAStalledHalfRequestIsClosedAfterTheIdleTimeoutWhileOthersAreServed() throws {
+        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        let stalled = try RawClient(path: socketPath)
+        let started = Date()
+        stalled.send(#"{"op":"li"#)
+        // Meanwhile another client is served promptly, several times over.
+        for _ in 0..<3 {
+            let other = try RawClient(path: socketPath)
+            let before = Date()
+            other.send(#"{"op":"status"}"# + "\n")
+            XCTAssertEqual(try XCTUnwrap(other.readObject())["ok"] as? Bool, true)
+            XCTAssertLessThan(Date().timeIntervalSince(before), 0.2)
+        }
+        let notice = try XCTUnwrap(stalled.readObject(timeout: 3))
+        XCTAssertEqual(notice["code"] as? String, "bad-request")
+        XCTAssertEqual(stalled.readLine(timeout: 3), .closed)
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.28)
+        XCTAssertLessThan(elapsed, 2)
+        XCTAssertTrue(waitFor { self.clientCount() == 0 })
+    }
+
+    func testAnIdleConnectionIsClosedSilently() throws {
+        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        let idle = try RawClient(path: socketPath)
+        XCTAssertEqual(idle.readLine(timeout: 3), .closed)
+    }
+
+    func testTwoHundredConcurrentClients() throws {
+        try startServer()
+        let clients = try (0..<200).map { _ in try RawClient(path: socketPath) }
+        XCTAssertTrue(waitFor { self.clientCount() == 200 }, "\(clientCount()) connected")
+        for (index, client) in clients.enumerated() {
+            client.send(#"{"op":"register","key":"key-\#(index)","endpoints":["auth"]}"# + "\n")
+        }
+        var ids = Set<String>()
+        for client in clients {
+            let reply = try XCTUnwrap(client.readObject())
+            ids.insert(try XCTUnwrap(reply["id"] as? String))
+        }
+        XCTAssertEqual(ids.count, 200)
+        XCTAssertEqual(handler.received.count, 200)
+    }
+
+    func testClientsBeyondTheLimitGetAnErrorLineAndAreClosed() throws {
+        try startServer(limits: ControlServer.Limits(maxClients: 2))
+        let first = try RawClient(path: socketPath)
+        let second = try RawClient(path: socketPath)
+        XCTAssertTrue(waitFor { self.clientCount() == 2 })
+        let third = try RawClient(path: socketPath)
+        let refusal = try XCTUnwrap(third.readObject())
+        XCTAssertEqual(refusal["code"] as? String, "limit")
+        XCTAssertEqual(third.readLine(timeout: 2), .closed)
+        for client in [first, second] {
+            client.send(#"{"op":"list"}"# + "\n")
+            XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true)
+        }
+    }
+
+    func testAClientThatDoesNotReadItsReplyIsClosedAfterTheIdleTimeout() throws {
+        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        let sluggard = try RawClient(path: socketPath)
+        sluggard.send(#"{"op":"unregister","id":"huge"}"# + "\n" + #"{"op":"list"}"# + "\n")
+        XCTAssertTrue(waitFor { self.handler.received.count == 1 })
+        let other = try RawClient(path: socketPath)
+        other.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(other.readObject())["ok"] as? Bool, true)
+        XCTAssertTrue(waitFor { self.clientCount() == 0 }, "both idle clients are closed: \(clientCount())")
+        XCTAssertFalse(
+            handler.received.contains { $0.request == .list }, "its second request waited behind the unread reply")
+        // What it finally reads is part of the reply, then the end: the rest was never buffered.
+        XCTAssertEqual(sluggard.readLine(timeout: 3), .closed)
+    }
+
+    func testAReplyOverTheLimitBecomesAnInternalError() throws {
+        try startServer(limits: ControlServer.Limits(maxReplyBytes: 4096))
+        let client = try RawClient(path: socketPath)
+        client.send(#"{"op":"unregister","id":"huge"}"# + "\n")
+        let reply = try XCTUnwrap(client.readObject())
+        XCTAssertEqual(reply["code"] as? String, "internal")
+        XCTAssertLessThan((reply["error"] as? String ?? "").count, 200)
+    }
+
+    // MARK: Ordering and disconnects
+
+    func testPipelinedRepliesComeInRequestOrderEvenWhenTheFirstIsSlow() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        client.send(
+            #"{"op":"unregister","id":"slow1"}"# + "\n" + #"{"op":"register","key":"k","endpoints":["a"]}"# + "\n"
+                + #"{"op":"unregister","id":"missing2"}"# + "\n")
+        let first = try XCTUnwrap(client.readObject())
+        XCTAssertEqual(first.count, 1, "\(first)")
+        XCTAssertEqual(first["ok"] as? Bool, true)
+        XCTAssertNotNil(try XCTUnwrap(client.readObject())["id"])
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["code"] as? String, "not-found")
+    }
+
+    func testAClientDisconnectingBeforeItsReplyIsHarmless() throws {
+        try startServer()
+        do {
+            let leaving = try RawClient(path: socketPath)
+            leaving.send(#"{"op":"unregister","id":"slow-bye"}"# + "\n" + #"{"op":"list"}"# + "\n")
+        }  // closed here, before the slow reply
+        XCTAssertTrue(waitFor { self.handler.received.count == 2 }, "every complete request is still handled")
+        XCTAssertTrue(waitFor { self.clientCount() == 0 })
+        let next = try RawClient(path: socketPath)
+        next.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(next.readObject())["ok"] as? Bool, true)
+    }
+
+    func testARequestFollowedByEndOfFileIsAnsweredThenClosed() throws {
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        client.send(#"{"op":"list"}"#)  // no newline: `printf '%s' … | socat`
+        client.shutdownWrite()
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true)
+        XCTAssertEqual(client.readLine(timeout: 2), .closed)
+    }
+
+    func testTheBlockingClientTimesOutWhenNoReplyComes() throws {
+        try startServer()
+        let client = ControlClient(socketPath: socketPath, timeout: .milliseconds(300))
+        XCTAssertThrowsError(try client.send(.unregister(id: "never"))) { error in
+            XCTAssertEqual((error as? ControlClientError)?.kind, .timedOut)
+            XCTAssertTrue("\(error)".contains(socketPath), "\(error)")
+        }
+    }
+
+    // MARK: The socket file
+
+    func testTheSocketFileHasTheConfiguredModeAndIsRemovedOnClose() throws {
+        for mode: UInt32 in [0o600, 0o660, 0o666] {
+            try startServer(mode: mode)
+            var status = stat()
+            XCTAssertEqual(lstat(socketPath, &status), 0)
+            XCTAssertEqual(status.st_mode & S_IFMT, S_IFSOCK)
+            XCTAssertEqual(UInt32(status.st_mode) & 0o7777, mode, String(mode, radix: 8))
+            loopThread.stop()
+            server.close()
+            XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath))
+            server = nil
+            loopThread = nil
+        }
+    }
+
+    func testSocketGroupIsApplied() throws {
+        let gid = getegid()
+        guard let entry = getgrgid(gid) else { throw XCTSkip("no name for gid \(gid)") }
+        let name = String(cString: entry.pointee.gr_name)
+        try startServer(group: name)
+        var status = stat()
+        XCTAssertEqual(lstat(socketPath, &status), 0)
+        XCTAssertEqual(status.st_gid, gid)
+    }
+
+    func testAnUnknownSocketGroupIsAnErrorNamingIt() throws {
+        let loop = try EventLoop()
+        let handler = RecordingHandler(loop: loop)
+        XCTAssertThrowsError(
+            try ControlServer(socketPath: socketPath, socketGroup: "no-such-group-sc", loop: loop, handler: handler)
+        ) { error in
+            XCTAssertEqual("\(error)", "SocketGroup=no-such-group-sc: no such group")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath))
+    }
+
+    func testAStaleSocketIsReplacedButALiveOneIsNot() throws {
+        // A stale socket: bound, then its owner died without unlinking it.
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
+        }
+        XCTAssertEqual(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }, 0)
+        close(stale)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath))
+        try startServer()
+        let client = try RawClient(path: socketPath)
+        client.send(#"{"op":"list"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(client.readObject())["ok"] as? Bool, true)
+
+        let loop = try EventLoop()
+        let otherHandler = RecordingHandler(loop: loop)
+        XCTAssertThrowsError(
+            try ControlServer(socketPath: socketPath, loop: loop, handler: otherHandler)
+        ) { error in
+            XCTAssertTrue("\(error)".contains("another process is listening"), "\(error)")
+        }
+        // The live server is untouched.
+        let again = try RawClient(path: socketPath)
+        again.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(again.readObject())["ok"] as? Bool, true)
+    }
+
+    func testSomethingOtherThanASocketAtThePathIsLeftAlone() throws {
+        let path = try scratch.write("control.sock", "not a socket")
+        let loop = try EventLoop()
+        let handler = RecordingHandler(loop: loop)
+        XCTAssertThrowsError(try ControlServer(socketPath: path, loop: loop, handler: handler)) {
+            XCTAssertTrue("\($0)".contains("is not a socket"), "\($0)")
+        }
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "not a socket")
+    }
+
+    func testTheBlockingClientExplainsAMissingDaemon() {
+        let client = ControlClient(socketPath: scratch.path + "/nobody.sock", timeout: .seconds(2))
+        XCTAssertThrowsError(try client.send(.status)) { error in
+            XCTAssertEqual((error as? ControlClientError)?.kind, .unreachable)
+            XCTAssertEqual(
+                "\(error)", "cannot connect to \(scratch.path)/nobody.sock: No such file or directory (is the daemon running?)")
+        }
+    }
+
+    func testTheBlockingClientExplainsPermissionDenied() throws {
+        guard getuid() != 0 else { throw XCTSkip("root may connect to any socket") }
+        try startServer(mode: 0o600)
+        chmod(socketPath, 0o000)
+        let client = ControlClient(socketPath: socketPath, timeout: .seconds(2))
+        XCTAssertThrowsError(try client.send(.status)) { error in
+            XCTAssertEqual((error as? ControlClientError)?.kind, .permissionDenied)
+            XCTAssertTrue("\(error)".contains("Permission denied"), "\(error)")
+        }
+    }
+}
+
+/// Carries a non-Sendable value to the loop thread, which alone uses it.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

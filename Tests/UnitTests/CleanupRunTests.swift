@@ -1,0 +1,210 @@
+import XCTest
+
+@testable import SessionCleanup
+
+final class CleanupRunTests: XCTestCase {
+    private let clock = ManualClock()
+    private var loop: EventLoop!
+    private let transport = FakeTransport()
+    private let journal = MemoryJournal()
+    private var report: RunReport?
+    private var run: CleanupRun?  // the owner keeps the run alive, as the daemon does
+    private var finishedSessions: [(SessionID, Bool)] = []
+
+    override func setUpWithError() throws {
+        loop = try EventLoop(clock: clock)
+    }
+
+    private func session(_ key: String, _ endpoints: [String] = ["auth"]) -> Session {
+        Session(id: .random(), key: SessionKey(key), endpoints: endpoints, ownerUID: 0, registeredAt: 0)
+    }
+
+    private func endpoint(_ name: String, host: String = "127.0.0.1:8080") -> EndpointConfiguration {
+        EndpointConfiguration(name: name, url: "http://\(host)/user/{session}/endsession")
+    }
+
+    private func makeRun(
+        _ sessions: [Session], endpoints: [EndpointConfiguration]? = nil, budget: Duration = .seconds(10),
+        maxConcurrent: Int = 8, maxAttempts: Int = 3
+    ) -> CleanupRun {
+        var stop = StopSettings()
+        stop.maxConcurrentRequests = maxConcurrent
+        stop.maxAttempts = maxAttempts
+        stop.retryDelay = .milliseconds(100)
+        let run = CleanupRun(
+            kind: .stop, sessions: sessions, endpoints: endpoints ?? [endpoint("auth")], tokens: [:],
+            budget: StopBudget(total: budget, minimumRequest: .seconds(1), clock: clock),
+            settings: CleanupRun.Settings(stop), transport: transport, loop: loop, journal: journal)
+        run.onSessionFinished = { [unowned self] id, ended, _, _ in self.finishedSessions.append((id, ended)) }
+        return run
+    }
+
+    private func begin(_ run: CleanupRun) {
+        self.run = run
+        run.begin { [unowned self] report in
+            XCTAssertNil(self.report, "the completion runs once")
+            self.report = report
+        }
+    }
+
+    /// Moves time on and runs whatever timers fell due.
+    private func advance(_ duration: Duration) throws {
+        clock.advance(duration)
+        try loop.runOnce(maximumWait: .zero)
+    }
+
+    private func outcome(_ session: Session, _ endpoint: String = "auth") -> CallOutcome? {
+        report?.calls.first { $0.sessionID == session.id && $0.endpoint == endpoint }?.outcome
+    }
+
+    func testEveryCallIsAccountedForExactlyOnceAndASessionEndsOnlyWhenAllEndpointsDid() throws {
+        let both = session("ok-both", ["auth", "licence"])
+        let half = session("half", ["auth", "licence"])
+        let run = makeRun(
+            [both, half], endpoints: [endpoint("auth"), endpoint("licence", host: "127.0.0.1:9090")])
+        begin(run)
+        XCTAssertEqual(transport.pending.count, 4, "all calls start together")
+        XCTAssertTrue(transport.complete(matching: "ok-both", with: FakeTransport.reply(200)))
+        XCTAssertTrue(transport.complete(matching: "ok-both", with: FakeTransport.reply(200)))
+        XCTAssertTrue(transport.complete(matching: "half", with: FakeTransport.reply(200)))
+        XCTAssertNil(report)
+        XCTAssertTrue(transport.complete(matching: "half", with: FakeTransport.reply(200, "{\"success\": false}")))
+        let report = try XCTUnwrap(report)
+        XCTAssertEqual(report.calls.count, 4)
+        XCTAssertEqual(report.sessionsEnded, 1)
+        XCTAssertEqual(report.sessionsLeft, 1)
+        XCTAssertEqual(report.callCounts, ["ended": 3, "rejected": 1])
+        XCTAssertEqual(finishedSessions.map(\.1).sorted { !$0 && $1 }, [false, true])
+        XCTAssertEqual(journal.entries(event: "call-finished").count, 4, "one journal entry per outcome")
+    }
+
+    func testConcurrencyLimitIsRespected() throws {
+        let sessions = (0..<10).map { session("ok-\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 3))
+        XCTAssertEqual(transport.pending.count, 3)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(transport.maxInFlight, 3)
+        XCTAssertEqual(report?.sessionsEnded, 10)
+    }
+
+    func testServerErrorIsRetriedWithBackoffThenEnds() throws {
+        let flaky = session("flaky")
+        begin(makeRun([flaky]))
+        transport.complete(with: FakeTransport.reply(500, "oops"))
+        XCTAssertEqual(transport.pending.count, 0, "waits for the backoff")
+        try advance(.milliseconds(150))
+        XCTAssertEqual(transport.pending.count, 1, "retried after the first backoff (50–100 ms)")
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(outcome(flaky), .ended(status: 200))
+        XCTAssertEqual(report?.calls.first?.attempts, 2)
+    }
+
+    func testRetryAfterIsHonoured() throws {
+        begin(makeRun([session("busy")]))
+        transport.complete(with: FakeTransport.reply(429, "", retryAfter: .seconds(2)))
+        try advance(.milliseconds(1_900))
+        XCTAssertEqual(transport.pending.count, 0)
+        try advance(.milliseconds(200))
+        XCTAssertEqual(transport.pending.count, 1)
+    }
+
+    func testUnreachableOriginFailsTheOtherCallsFastInsteadOfEachTimingOut() throws {
+        let sessions = (0..<20).map { session("refused-\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 1, maxAttempts: 2))
+        transport.complete(with: FakeTransport.failure(.connect))
+        XCTAssertEqual(transport.pending.count, 0, "the other calls wait for the probe instead of starting")
+        try advance(.milliseconds(150))
+        XCTAssertEqual(transport.started.count, 2, "only the probe retries")
+        transport.complete(with: FakeTransport.failure(.connect))
+        let report = try XCTUnwrap(report, "all calls finished as soon as the probe gave up")
+        XCTAssertEqual(report.callCounts, ["failed": 20])
+        XCTAssertEqual(report.calls.filter { $0.attempts == 0 }.count, 19)
+        XCTAssertEqual(transport.started.count, 2)
+    }
+
+    func testProbeSuccessReleasesTheParkedCalls() throws {
+        let sessions = (0..<5).map { session("s\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 1))
+        transport.complete(with: FakeTransport.failure(.connect))
+        try advance(.milliseconds(150))
+        transport.complete(with: FakeTransport.reply(200))
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.sessionsEnded, 5)
+    }
+
+    func testBudgetExpiryCancelsInFlightAndRecordsEveryCall() throws {
+        let sessions = (0..<6).map { session("hang-\($0)") }
+        begin(makeRun(sessions, budget: .seconds(3), maxConcurrent: 2))
+        XCTAssertEqual(transport.pending.count, 2)
+        try advance(.seconds(3))
+        let report = try XCTUnwrap(report)
+        XCTAssertEqual(report.expiry, .timeUp)
+        XCTAssertEqual(report.callCounts, ["expired": 2, "not-started": 4])
+        XCTAssertEqual(transport.cancelled.count, 2)
+        XCTAssertEqual(transport.pending.count, 0)
+        XCTAssertEqual(journal.entries(event: "expired").count, 1)
+    }
+
+    func testATimeoutCappedByTheBudgetIsExpiredButTheEndpointsOwnTimeoutIsFailed() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        let capped = session("capped", ["auth"])
+        begin(makeRun([capped], endpoints: [endpoint("auth")], budget: .seconds(3)))
+        transport.complete(with: FakeTransport.failure(.timeout))
+        XCTAssertEqual(outcome(capped), .expired, "20 s endpoint timeout capped to the 3 s budget")
+        report = nil
+        let own = session("own", ["auth"])
+        begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
+        transport.complete(with: FakeTransport.failure(.timeout))
+        XCTAssertEqual(outcome(own)?.word, "failed")
+    }
+
+    func testSecondSignalExpiresTheRunAtOnce() throws {
+        let run = makeRun([session("hang")])
+        begin(run)
+        run.budget.expire(reason: .secondSignal)
+        XCTAssertEqual(report?.expiry, .secondSignal)
+        XCTAssertEqual(report?.callCounts, ["expired": 1])
+    }
+
+    func testNoRequestStartsWithLessThanTheMinimumLeft() throws {
+        let first = session("slow")
+        let second = session("later")
+        begin(makeRun([first, second], budget: .seconds(3), maxConcurrent: 1))
+        try advance(.milliseconds(2_500))
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(outcome(first), .ended(status: 200))
+        XCTAssertEqual(outcome(second)?.word, "not-started")
+        XCTAssertEqual(transport.started.count, 1)
+    }
+
+    func testRequestTimeoutIsCappedByTheTimeRemaining() throws {
+        begin(makeRun([session("a"), session("b")], budget: .seconds(5), maxConcurrent: 1))
+        XCTAssertEqual(transport.started.first?.timeout, .seconds(5) - .milliseconds(50))
+        try advance(.seconds(2))
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(transport.started.last?.timeout, .seconds(3) - .milliseconds(50))
+    }
+
+    func testUnconfiguredEndpointIsAFailedCallNotAHang() throws {
+        let lost = session("x", ["gone-endpoint"])
+        begin(makeRun([lost]))
+        XCTAssertEqual(outcome(lost, "gone-endpoint"), .failed(cause: "endpoint 'gone-endpoint' is not configured"))
+    }
+
+    func testJournalEntriesCarryTheFieldsButNeverTheKey() throws {
+        let secret = "ok-TOPSECRET-key"
+        begin(makeRun([session(secret)]))
+        transport.complete(with: FakeTransport.reply(200))
+        let entry = try XCTUnwrap(journal.entries(event: "call-finished").first)
+        XCTAssertEqual(entry.value(of: .outcome), "ended")
+        XCTAssertEqual(entry.value(of: .httpStatus), "200")
+        XCTAssertEqual(entry.value(of: .attempts), "1")
+        XCTAssertEqual(entry.value(of: .url), "http://127.0.0.1:8080/user/<redacted>/endsession")
+        XCTAssertNotNil(entry.value(of: .sessionID))
+        for entry in journal.entries {
+            XCTAssertFalse("\(entry)".contains("TOPSECRET"))
+        }
+        XCTAssertTrue(transport.started.first?.url.contains(secret) ?? false, "the request itself carries the key")
+    }
+}

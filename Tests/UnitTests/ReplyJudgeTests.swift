@@ -1,0 +1,103 @@
+import XCTest
+
+@testable import SessionCleanup
+
+final class ReplyJudgeTests: XCTestCase {
+    private let endpoint = EndpointConfiguration(name: "auth", url: "http://h/{session}")
+
+    private func judge(_ status: Int, _ body: String, truncated: Bool = false, rule: SuccessRule = .jsonSuccess)
+        -> ReplyJudge.Verdict
+    {
+        var endpoint = self.endpoint
+        endpoint.success = rule
+        let result = HTTPResult(
+            outcome: .response(status: status, body: Array(body.utf8), truncated: truncated, retryAfter: nil),
+            duration: .zero, reusedConnection: false)
+        return ReplyJudge.judge(result, endpoint: endpoint)
+    }
+
+    func testTruthySuccessKeyEndsTheSession() {
+        XCTAssertEqual(judge(200, #"{"success": true}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, #"{"success": 1, "other": [1,2]}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, #"{"success": "yes"}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, #"{"success": {}}"#), .ended(status: 200))
+    }
+
+    func testFalsyMissingOrInvalidIsRejected() {
+        XCTAssertEqual(judge(200, #"{"success": false}"#), .rejected(status: 200, reason: "reply says \"success\": false"))
+        XCTAssertEqual(judge(200, #"{"success": null}"#).isRejected, true)
+        XCTAssertEqual(judge(200, #"{"ok": true}"#), .rejected(status: 200, reason: "reply has no \"success\" key"))
+        XCTAssertEqual(judge(200, "not json{"), .rejected(status: 200, reason: "reply is not a JSON object"))
+        XCTAssertEqual(judge(200, #"{"success": true}"#, truncated: true).isRejected, true)
+    }
+
+    func testGoneStatusesCountAsEnded() {
+        XCTAssertEqual(judge(404, "nope"), .ended(status: 404))
+        XCTAssertEqual(judge(410, ""), .ended(status: 410))
+    }
+
+    func testServerErrorsAndThrottlingAreRetryable() {
+        if case .retryable(_, let status, _) = judge(503, "") { XCTAssertEqual(status, 503) } else { XCTFail() }
+        if case .retryable = judge(429, "") {} else { XCTFail() }
+        XCTAssertEqual(judge(401, "").isRejected, true)
+    }
+
+    func testAny2xxRule() {
+        XCTAssertEqual(judge(204, "", rule: .anyTwoHundred), .ended(status: 204))
+        XCTAssertEqual(judge(200, "not json", rule: .anyTwoHundred), .ended(status: 200))
+        XCTAssertEqual(judge(403, "", rule: .anyTwoHundred).isRejected, true)
+    }
+
+    func testTransportFailures() {
+        func failure(_ kind: TransportFailure.Kind) -> ReplyJudge.Verdict {
+            ReplyJudge.judge(
+                HTTPResult(
+                    outcome: .failure(TransportFailure(kind: kind, peer: "h:80", detail: "x")), duration: .zero,
+                    reusedConnection: false), endpoint: endpoint)
+        }
+        if case .retryable = failure(.connect) {} else { XCTFail() }
+        if case .retryable = failure(.timeout) {} else { XCTFail() }
+        if case .failed = failure(.tls) {} else { XCTFail("a certificate problem does not fix itself") }
+    }
+}
+
+extension ReplyJudge.Verdict {
+    var isRejected: Bool {
+        if case .rejected = self { return true }
+        return false
+    }
+}
+
+final class EndSessionCallTests: XCTestCase {
+    private func call(url: String, body: String? = nil, headers: [String] = [], key: String) -> EndSessionCall {
+        var endpoint = EndpointConfiguration(name: "e", url: url)
+        endpoint.body = body
+        endpoint.headers = headers
+        return EndSessionCall(
+            session: Session(id: .random(), key: SessionKey(key), endpoints: ["e"], ownerUID: 0, registeredAt: 0),
+            endpoint: endpoint)
+    }
+
+    func testKeyIsPercentEncodedInTheURLAndHiddenInTheRedactedOne() {
+        let c = call(url: "https://h.example/user/{session}/endsession", key: "a b/c?d&é")
+        let request = c.request(timeout: .seconds(1), token: nil)
+        XCTAssertEqual(request.url, "https://h.example/user/a%20b%2Fc%3Fd%26%C3%A9/endsession")
+        XCTAssertEqual(c.redactedURL, "https://h.example/user/<redacted>/endsession")
+        XCTAssertEqual(request.redactedURL, c.redactedURL)
+    }
+
+    func testJSONBodyEscapesTheKeyAndTokenBecomesABearerHeader() {
+        let c = call(url: "http://h/end", body: #"{"session": "{session}"}"#, headers: ["X-Session: {session}"], key: #"k"1"#)
+        let request = c.request(timeout: .seconds(1), token: "tok")
+        XCTAssertEqual(String(decoding: request.body ?? [], as: UTF8.self), #"{"session": "k\"1"}"#)
+        XCTAssertEqual(request.headers, [#"X-Session: k"1"#, "Authorization: Bearer tok"])
+    }
+
+    func testOriginFillsDefaultPortsAndHandlesIPv6() {
+        XCTAssertEqual(EndSessionCall.origin(of: "http://Example.com/x"), "http://example.com:80")
+        XCTAssertEqual(EndSessionCall.origin(of: "https://example.com/x"), "https://example.com:443")
+        XCTAssertEqual(EndSessionCall.origin(of: "http://[::1]:8080/u/{session}"), "http://[::1]:8080")
+        XCTAssertEqual(EndSessionCall.origin(of: "https://[::1]/u"), "https://[::1]:443")
+        XCTAssertEqual(EndSessionCall.origin(of: "http://127.0.0.1:9/u?{session}"), "http://127.0.0.1:9")
+    }
+}
