@@ -52,9 +52,11 @@ LATENCY_MS = 50
 CONCURRENCY = 256
 HOST = "127.0.0.1"
 
-# docs/control-protocol.md: "A client may send several requests without waiting: they are
-# answered one at a time, in order" — so the bulk registrar keeps up to this many requests
-# in flight per connection (--pipeline 1 turns it off).
+# docs/control-protocol.md, Framing: "Every request gets exactly one response line, in request
+# order. A connection may carry several requests; the server handles them one at a time (it
+# reads the next line after the previous reply is written)." — so requests may be queued on a
+# connection, and the bulk registrar keeps up to this many in flight per connection
+# (--pipeline 1: strictly one at a time).  The throughput scenario never pipelines.
 DEFAULT_PIPELINE = 16
 BULK_CONNECTIONS = 64  # the daemon accepts 512 control clients; stay well below
 
@@ -155,7 +157,7 @@ def proc_sample(pid):
             pass  # a thread that just ended
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                 sample[line.split(":")[0]] = int(line.split()[1])  # kB
     return sample
 
@@ -267,6 +269,46 @@ class LoadServer:
         return self.final
 
 
+class FirstCallWatch:
+    """Polls the load server's /_stats (one keep-alive connection, every ~1 ms) until its
+    request count moves: when did the first end-session call arrive?  Costs a few % of one CPU
+    during the first milliseconds of the run; stops at the first call (or after 10 s)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.t_first = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        request = f"GET /_stats HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode()
+        try:
+            with socket.create_connection((HOST, self.server.port), timeout=5) as s:
+                f = s.makefile("rb")
+                deadline = time.monotonic() + 10
+                while not self._done.is_set() and time.monotonic() < deadline:
+                    s.sendall(request)
+                    length = 0
+                    while True:
+                        line = f.readline()
+                        if line in (b"\r\n", b""):
+                            break
+                        if line.lower().startswith(b"content-length:"):
+                            length = int(line.split(b":")[1])
+                    if json.loads(f.read(length))["requests"] > 0:
+                        self.t_first = time.monotonic()
+                        return
+                    time.sleep(0.001)
+        except (OSError, ValueError):
+            pass
+
+    def result(self):
+        self._done.set()
+        self._thread.join(11)
+        return self.t_first
+
+
 # ---------------------------------------------------------------------------- daemon
 
 class Daemon:
@@ -329,7 +371,7 @@ class Daemon:
         stop run alone (total minus what it had used before SIGTERM), peak RSS, RSS before."""
         timeout = timeout or self.budget_sec + 30
         before = proc_sample(self.pid)
-        t0 = time.monotonic()
+        t0 = self.t_sigterm = time.monotonic()
         self.child.signal(signal.SIGTERM)
         if not self.child.wait(timeout):
             self.child.kill()
@@ -337,6 +379,7 @@ class Daemon:
         wall = self.child.t_exit - t0
         self.close()
         return {"wall_s": wall, "exit": self.child.status, "cpu_total_s": self.child.cpu,
+                "cpu_user_s": self.child.rusage.ru_utime, "cpu_sys_s": self.child.rusage.ru_stime,
                 "cpu_stop_s": max(0.0, self.child.cpu - before["sched_ns"] / 1e9),
                 "peak_rss_mb": self.child.maxrss_mb, "rss_before_stop_mb": before.get("VmRSS", 0) / 1024.0,
                 "threads_before_stop": before["threads"]}
@@ -532,8 +575,11 @@ class Bench:
                     self.state_snapshot = (n, copy)
                 finally:
                     daemon.child.signal(signal.SIGCONT)
+            watch = FirstCallWatch(server) if n else None
             result = daemon.stop()
+            t_first = watch.result() if watch else None
             final = server.stop()
+            result.update(first_call_ms=(t_first - daemon.t_sigterm) * 1000 if t_first else None)
             result.update(ready_s=ready_s, register_s=reg_s, server_requests=final["requests"],
                           server_unique_keys=final["unique_keys"], server_max_late_us=final["max_late_us"],
                           server_max_pending=final["max_pending"], server_connections=final["connections"])
@@ -562,7 +608,8 @@ class Bench:
             for i in range(self.args.repeat):
                 snapshot = (n == self.snapshot_n and n_endpoints == 1 and i == 0)
                 runs.append(self.stop_once(n, n_endpoints, snapshot=snapshot))
-            row = {k: median([r[k] for r in runs]) for k in runs[0] if isinstance(runs[0][k], (int, float))}
+            numeric = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+            row = {k: median([r[k] for r in runs if numeric(r.get(k))]) for k in runs[0]}
             row["exit"] = runs[-1]["exit"]
             row["runs"] = len(runs)
             row["wall_runs_s"] = [round(r["wall_s"], 4) for r in runs]
@@ -663,6 +710,7 @@ class Bench:
                             "watchdog_pings": d.notify.count("WATCHDOG=1", a["t"], b["t"]),
                             "expected_wakeups_per_s": (2e6 / usec) if usec else 0.0,
                             "rss_mb": b.get("VmRSS", 0) / 1024.0, "threads": b["threads"],
+                            "rss_anon_mb": b.get("RssAnon", 0) / 1024.0, "rss_file_mb": b.get("RssFile", 0) / 1024.0,
                             "sessions": n}
                 self.attempt("idle", f"idle {n:,} sessions, {label}", measure)
         except BenchError as e:
@@ -851,11 +899,14 @@ class Bench:
         a = self.args
         self.only = set(a.only.split(",")) if a.only else {"stop", "peers", "idle", "lifecycle", "register"}
         sizes = [1, 100, 1000] if self.quick else [1, 100, 1000, 10000, 100000]
+        if a.sizes:
+            sizes = [int(x) for x in a.sizes.split(",")]
         self.stored_n = 1000 if self.quick else 100000
         if "stop" in self.only:
             for n in sizes:
                 self.stop_run(n)
-            self.stop_run(1000, 3)
+            if not a.sizes:
+                self.stop_run(1000, 3)
         if "peers" in self.only:
             sizes_peers = [100] if self.quick else [1000, 10000]
             cap = 20 if self.quick else 200
@@ -877,8 +928,14 @@ class Bench:
 
 # ---------------------------------------------------------------------------- reporting
 
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def machine_info(daemon):
-    info = {"nproc": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()}
+    info = {"nproc": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
+            "loadavg_before": loadavg()}
     try:
         info["affinity_cpus"] = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -918,6 +975,7 @@ SECTIONS = [
         ("run", lambda r: r["name"], "<"), ("calls", lambda r: fmt(r.get("calls"), ",d"), ">"),
         ("wall s", lambda r: fmt(r.get("wall_s")), ">"), ("ideal s", lambda r: fmt(r.get("ideal_s")), ">"),
         ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
+        ("1st call ms", lambda r: fmt(r.get("first_call_ms"), ".1f"), ">"),
         ("CPU s (stop)", lambda r: fmt(r.get("cpu_stop_s")), ">"),
         ("CPU s (all)", lambda r: fmt(r.get("cpu_total_s")), ">"),
         ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
@@ -941,6 +999,8 @@ SECTIONS = [
         ("expected/s", lambda r: fmt(r.get("expected_wakeups_per_s"), ".2f"), ">"),
         ("WATCHDOG=1", lambda r: fmt(r.get("watchdog_pings"), "d"), ">"),
         ("RSS MB", lambda r: fmt(r.get("rss_mb"), ".1f"), ">"),
+        ("anon MB", lambda r: fmt(r.get("rss_anon_mb"), ".1f"), ">"),
+        ("file MB", lambda r: fmt(r.get("rss_file_mb"), ".1f"), ">"),
         ("threads", lambda r: fmt(r.get("threads"), "d"), ">")]),
     ("lifecycle", "Start and stop latency (median)", [
         ("run", lambda r: r["name"], "<"), ("ms", lambda r: fmt(r.get("ms"), ".1f"), ">"),
@@ -1070,6 +1130,7 @@ def main():
     p.add_argument("--json", default=str(REPO / "bench-results" / "latest.json"), help="where to write the figures")
     p.add_argument("--markdown", help="also write the tables as Markdown here")
     p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register")
+    p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
     p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", "/tmp/build-bench/release/session-cleanup"))
     p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"))
@@ -1104,6 +1165,7 @@ def main():
         bench.add({"scenario": "suite", "name": "interrupted", "ok": False, "error": "interrupted"})
     finally:
         end_all_children()
+    info["loadavg_after"] = loadavg()
     rows, targets = bench.rows, evaluate_targets(bench.rows)
     passed = sum(r["ok"] for r in rows)
     failed = len(rows) - passed

@@ -31,3 +31,6 @@ if [ $system = 1 ]; then
     swift build -c release --static-swift-stdlib --product session-cleanup -Xswiftc -warnings-as-errors
     SC_BINARY=.build/release/session-cleanup bash Tests/SystemTests/run.sh
 fi
+
+echo "== benchmark smoke test (functional checks only: server counts, crashes, exit statuses)"
+scripts/bench.sh --quick --json bench-results/quick.json
