@@ -112,7 +112,7 @@ final class ControlVerbTests: XCTestCase {
             FileManager.default.isExecutableFile(atPath: $0)
         }) ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ $0 + "/python3" })
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { throw XCTSkip("no python3") }
+        else { throw TestSetupError("no python3") }
         let doc = try String(contentsOfFile: Self.repositoryRoot + "/docs/control-protocol.md", encoding: .utf8)
         let start = try XCTUnwrap(doc.range(of: "```python\n"))
         let end = try XCTUnwrap(doc.range(of: "```", range: start.upperBound..<doc.endIndex))

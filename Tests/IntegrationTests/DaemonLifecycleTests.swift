@@ -97,3 +97,17 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertEqual(try BuiltBinary.run([]).status, 2)
     }
 }
+
+final class NotifyQueueTests: XCTestCase {
+    func testAFullNotifyQueueNeverStallsTheDaemon() throws {
+        // Nobody reads the notify socket; the watchdog asks for a ping every 10 ms, so its
+        // queue fills at once. libsystemd's own sd_notify would block here.
+        let daemon = try DaemonProcess(environment: ["WATCHDOG_USEC": "20000"])
+        XCTAssertNotNil(daemon.waitUntilReady())
+        usleep(300_000)
+        let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(status.status, 0, "the loop still serves: \(status.err)")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 2), 0)
+    }
+}

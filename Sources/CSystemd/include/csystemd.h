@@ -23,8 +23,11 @@ int csd_signals_open(void);
  * 0 when none is pending, or -errno. */
 int csd_signals_read(int fd, int32_t *sender_pid);
 
-/* sd_notify(0, state): > 0 sent, 0 when $NOTIFY_SOCKET is unset (not under systemd), -errno. */
-int csd_notify(const char *state);
+/* Sends `state` to $NOTIFY_SOCKET like sd_notify(0, state), but never blocks the event loop
+ * for long: libsystemd's sd_notify blocks while the receiver's queue is full. When the queue
+ * is full, waits up to `wait_ms` for room (0: drop the message at once) and returns -EAGAIN
+ * if there is none. > 0 sent, 0 when $NOTIFY_SOCKET is unset (not under systemd), -errno. */
+int csd_notify(const char *state, int wait_ms);
 
 /* sd_watchdog_enabled(0, ...): > 0 and *usec set when WatchdogSec= applies to this process,
  * 0 when disabled, -errno when $WATCHDOG_USEC is malformed. */

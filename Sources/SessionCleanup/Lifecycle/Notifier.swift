@@ -42,9 +42,17 @@ public final class SystemdNotifier: Notifier {
     /// Creates the notifier.
     public init() {}
 
-    /// Sends the assignments; a failure to reach systemd is not fatal and is not retried.
+    /// Sends the assignments without blocking the loop: when systemd's queue is full, a state
+    /// change (READY, STOPPING, EXTEND_TIMEOUT_USEC, …) waits up to 250 ms for room, while a bare
+    /// STATUS= or WATCHDOG=1 is dropped (the next one supersedes it). Not retried beyond that.
     public func send(_ assignments: [NotifyAssignment]) {
-        _ = csd_notify(assignments.map(\.description).joined(separator: "\n"))
+        let routine = assignments.allSatisfy {
+            switch $0 {
+            case .status, .watchdog: return true
+            default: return false
+            }
+        }
+        _ = csd_notify(assignments.map(\.description).joined(separator: "\n"), routine ? 0 : 250)
     }
 }
 

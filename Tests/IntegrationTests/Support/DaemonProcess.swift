@@ -38,12 +38,19 @@ enum BuiltBinary {
 
     /// Runs a CLI verb to completion: (exit status, stdout, stderr).
     @discardableResult
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws
-        -> (status: Int32, out: String, err: String)
-    {
+    /// With `asUID`, runs it as that user (and group) through `setpriv`: how tests act as
+    /// someone other than root.
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], asUID uid: UInt32? = nil
+    ) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
+        if let uid {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
@@ -121,4 +128,10 @@ final class DaemonProcess {
         guard !process.isRunning else { return nil }
         return process.terminationStatus
     }
+}
+
+/// A test could not set up what it needs: a failure, never a skip.
+struct TestSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -9,6 +9,7 @@ final class NotifySocket {
 
     init(directory: String) throws {
         path = directory + "/notify.sock"
+        unlink(path)  // a daemon started earlier on the same scratch directory left its socket
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var address = sockaddr_un()

@@ -31,7 +31,7 @@ final class TestHTTPServer {
         let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             process.terminate()
-            throw XCTSkip("test HTTP server did not start on \(host): \(line.isEmpty ? "no output" : line)")
+            throw TestSetupError("test HTTP server did not start on \(host): \(line.isEmpty ? "no output" : line)")
         }
         self.port = port
     }
@@ -86,7 +86,7 @@ struct TestCertificates {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw XCTSkip("openssl \(arguments.first ?? "") failed with status \(process.terminationStatus)")
+            throw TestSetupError("openssl \(arguments.first ?? "") failed with status \(process.terminationStatus)")
         }
     }
 

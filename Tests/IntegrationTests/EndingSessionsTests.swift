@@ -1,0 +1,307 @@
+import Foundation
+import XCTest
+
+/// The real daemon against a real HTTP server on 127.0.0.1 / ::1: every behaviour a server can
+/// show, each session's outcome, the server's own count, and what the store keeps.
+final class EndingSessionsTests: XCTestCase {
+    /// Starts a daemon with `endpoints` (name → URL) and `extra` configuration.
+    private func startDaemon(
+        _ endpoints: [(String, String)], extra: String = "", budget: String = "6s",
+        environment: [String: String] = [:], scratch: ScratchDirectory? = nil
+    ) throws -> DaemonProcess {
+        var config = "[Stop]\nBudgetSec=\(budget)\nRetryDelaySec=100ms\n\(extra)\n"
+        for (name, url) in endpoints { config += "[Endpoint]\nName=\(name)\nURL=\(url)\n" }
+        let daemon = try DaemonProcess(config: config, environment: environment, scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady(), "not ready: \(daemon.stderr)")
+        return daemon
+    }
+
+    @discardableResult
+    private func register(_ key: String, _ endpoints: [String] = ["auth"], on daemon: DaemonProcess) throws -> String {
+        var arguments = ["register", "--socket", daemon.socketPath]
+        for endpoint in endpoints { arguments += ["--endpoint", endpoint] }
+        let result = try BuiltBinary.run(arguments, stdin: key + "\n")
+        XCTAssertEqual(result.status, 0, result.err)
+        return result.out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func stop(_ daemon: DaemonProcess, within seconds: TimeInterval = 10) -> Int32? {
+        daemon.signal(SIGTERM)
+        return daemon.waitForExit(timeout: seconds)
+    }
+
+    private func storedIDs(_ scratch: ScratchDirectory) throws -> Set<String> {
+        let daemon = try DaemonProcess(scratch: scratch)
+        defer { _ = stop(daemon) }
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let listed = try BuiltBinary.run(["list", "--json", "--socket", daemon.socketPath])
+        let sessions = (try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]]) ?? []
+        return Set(sessions.compactMap { $0["id"] as? String })
+    }
+
+    func testEveryServerBehaviourEndsInTheRightOutcomeAndTheStoreKeepsWhatWasNotEnded() throws {
+        let server = try EndSessionServer()
+        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let scratch = try ScratchDirectory("matrix")
+        let daemon = try startDaemon(
+            [("auth", server.endSessionURL), ("refused", refused)], budget: "4s", scratch: scratch)
+        let expected: [(key: String, endpoint: String, outcome: String, status: String?)] = [
+            ("ok-a", "auth", "ended", "200"),
+            ("no-b", "auth", "rejected", "200"),
+            ("flaky-c", "auth", "ended", "200"),
+            ("busy-d", "auth", "ended", "200"),
+            ("gone-e", "auth", "ended", "404"),
+            ("badjson-f", "auth", "rejected", "200"),
+            ("huge-g", "auth", "rejected", "200"),
+            ("reset-h", "auth", "failed", nil),
+            ("slow9000-i", "auth", "expired", nil),
+            ("hang-j", "auth", "expired", nil),
+            ("ok-k", "refused", "failed", nil),
+        ]
+        var ids: [String: String] = [:]
+        for item in expected { ids[item.key] = try register(item.key, [item.endpoint], on: daemon) }
+        let started = Date()
+        XCTAssertEqual(stop(daemon), 75, "sessions were left: exit 75; stderr: \(daemon.stderr)")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5.0, "exits before the budget + 1 s")
+        let outcomes = JournalLines.callOutcomes(daemon.stderr)
+        for item in expected {
+            let fields = outcomes["\(ids[item.key] ?? "?")/\(item.endpoint)"]
+            XCTAssertEqual(fields?["OUTCOME"], item.outcome, "\(item.key): \(fields ?? [:])")
+            XCTAssertEqual(fields?["HTTP_STATUS"], item.status, "\(item.key)")
+        }
+        XCTAssertEqual(outcomes["\(ids["flaky-c"]!)/auth"]?["ATTEMPTS"], "2", "500, then success")
+        XCTAssertEqual(try server.calls(for: "flaky-c").calls, 2)
+        XCTAssertEqual(try server.calls(for: "busy-d").calls, 2, "429 with Retry-After, then success")
+        XCTAssertEqual(try server.calls(for: "ok-a").successes, 1)
+        XCTAssertEqual(try server.calls(for: "no-b").calls, 1, "a rejection is not retried")
+        let left = Set(expected.filter { $0.outcome != "ended" }.compactMap { ids[$0.key] })
+        XCTAssertEqual(try storedIDs(scratch), left, "ended sessions leave the store; the others stay")
+    }
+
+    func testHTTPSWithAPrivateCAIsVerifiedAndAnUntrustedCertificateFails() throws {
+        let ca = try ScratchDirectory("ca")
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/bin/sh")
+        make.arguments = [EndSessionServer.supportDirectory + "/make_test_ca.sh", ca.path]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+        XCTAssertEqual(make.terminationStatus, 0)
+        let trusted = try EndSessionServer(certificate: (ca.path + "/server.pem", ca.path + "/server.key"))
+        let untrusted = try EndSessionServer(certificate: (ca.path + "/untrusted.pem", ca.path + "/untrusted.key"))
+        var config = "[Stop]\nBudgetSec=5s\nMaxAttempts=1\n"
+        config += "[Endpoint]\nName=good\nURL=\(trusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
+        config += "[Endpoint]\nName=bad\nURL=\(untrusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
+        config += "[Endpoint]\nName=system\nURL=\(trusted.endSessionURL)\n"
+        let daemon = try DaemonProcess(config: config)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let good = try register("ok-tls", ["good"], on: daemon)
+        let bad = try register("ok-untrusted", ["bad"], on: daemon)
+        let system = try register("ok-system-store", ["system"], on: daemon)
+        XCTAssertEqual(stop(daemon), 75)
+        let outcomes = JournalLines.callOutcomes(daemon.stderr)
+        XCTAssertEqual(outcomes["\(good)/good"]?["OUTCOME"], "ended")
+        XCTAssertEqual(outcomes["\(bad)/bad"]?["OUTCOME"], "failed")
+        XCTAssertTrue(outcomes["\(bad)/bad"]?["ERROR"]?.contains("tls") ?? false, "\(outcomes["\(bad)/bad"] ?? [:])")
+        XCTAssertEqual(
+            outcomes["\(system)/system"]?["OUTCOME"], "failed", "the test CA is not in the system store")
+        XCTAssertEqual(try untrusted.calls(for: "ok-untrusted").calls, 0, "no request reaches an untrusted server")
+    }
+
+    func testIPv6LoopbackEndpoint() throws {
+        let server = try EndSessionServer(host: "::1")
+        let daemon = try startDaemon([("auth", server.endSessionURL)])
+        let id = try register("ok-v6", on: daemon)
+        XCTAssertEqual(stop(daemon), 0)
+        XCTAssertEqual(JournalLines.callOutcomes(daemon.stderr)["\(id)/auth"]?["OUTCOME"], "ended")
+        XCTAssertTrue(daemon.stderr.contains("URL=http://[::1]:\(server.port)/user/<redacted>/endsession"))
+        XCTAssertEqual(try server.calls(for: "ok-v6").successes, 1)
+    }
+
+    func testABudgetTooSmallRecordsExpiredAndNotStartedAndExitsInTime() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon(
+            [("auth", server.endSessionURL)], extra: "MaxConcurrentRequests=2\nMinimumRequestSec=500ms",
+            budget: "1500ms")
+        for index in 0..<8 { try register("slow3000-\(index)", on: daemon) }
+        let started = Date()
+        XCTAssertEqual(stop(daemon), 75)
+        let took = Date().timeIntervalSince(started)
+        XCTAssertLessThan(took, 2.5, "exit before the budget + 1 s (took \(took) s)")
+        let outcomes = JournalLines.callOutcomes(daemon.stderr).values.map { $0["OUTCOME"] ?? "?" }
+        XCTAssertEqual(outcomes.filter { $0 == "expired" }.count, 2, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == "not-started" }.count, 6, "\(outcomes)")
+    }
+
+    func testASecondSigtermDuringTheStopRunExpiresTheBudgetAtOnce() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon([("auth", server.endSessionURL)], budget: "20s")
+        let id = try register("hang-second", on: daemon)
+        daemon.signal(SIGTERM)
+        XCTAssertNotNil(daemon.notify.receive(until: { $0.contains("STOPPING=1") }, timeout: 5))
+        usleep(200_000)
+        let second = Date()
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 75)
+        XCTAssertLessThan(Date().timeIntervalSince(second), 0.5, "cancelled and recorded at once")
+        XCTAssertEqual(JournalLines.callOutcomes(daemon.stderr)["\(id)/auth"]?["OUTCOME"], "expired")
+        XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=second-signal"))
+    }
+
+    func testLeftoversAreEndedInTheBackgroundAfterTheNextStart() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("leftover")
+        let first = try startDaemon([("auth", server.endSessionURL)], budget: "1200ms", scratch: scratch)
+        let id = try register("slow2000-left", on: first)
+        XCTAssertEqual(stop(first), 75)
+        let second = try startDaemon(
+            [("auth", server.endSessionURL)], extra: "[Start]\nLeftoverBudgetSec=10s", budget: "10s", scratch: scratch)
+        let deadline = Date().addingTimeInterval(8)
+        while !second.stderr.contains("RUN_KIND=leftover SESSION_ID=\(id)") && Date() < deadline { usleep(50_000) }
+        XCTAssertEqual(JournalLines.callOutcomes(second.stderr)["\(id)/auth"]?["OUTCOME"], "ended", second.stderr)
+        XCTAssertEqual(stop(second), 0, "nothing left after the leftover run")
+    }
+
+    func testEndOnDemandWhileRunning() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon([("auth", server.endSessionURL)])
+        let keep = try register("ok-keep", on: daemon)
+        let now = try register("ok-now", on: daemon)
+        let ended = try BuiltBinary.run(["end", now, "--socket", daemon.socketPath])
+        XCTAssertEqual(ended.status, 0, ended.err)
+        XCTAssertEqual(try server.calls(for: "ok-now").successes, 1)
+        XCTAssertEqual(try server.calls(for: "ok-keep").calls, 0)
+        let listed = try BuiltBinary.run(["list", "--socket", daemon.socketPath])
+        XCTAssertTrue(listed.out.contains(keep))
+        XCTAssertFalse(listed.out.contains(now))
+        XCTAssertEqual(stop(daemon), 0)
+    }
+
+    func testBearerTokenComesFromTheCredentialsDirectory() throws {
+        let credentials = try ScratchDirectory("credentials")
+        let tokenFile = try credentials.write("api-token", "s3cret-token\n")
+        let server = try EndSessionServer(tokenFile: tokenFile)
+        let daemon = try startDaemon(
+            [], extra: "[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\nTokenCredential=api-token",
+            environment: ["CREDENTIALS_DIRECTORY": credentials.path])
+        let id = try register("auth-with-token", on: daemon)
+        XCTAssertEqual(stop(daemon), 0)
+        XCTAssertEqual(JournalLines.callOutcomes(daemon.stderr)["\(id)/auth"]?["OUTCOME"], "ended")
+        XCTAssertFalse(daemon.stderr.contains("s3cret-token"))
+    }
+
+    func testPostWithAJSONBodyTemplate() throws {
+        let server = try EndSessionServer()
+        let url = server.endSessionURL.replacingOccurrences(of: "/user/{session}/endsession", with: "/api/endsession")
+        let daemon = try startDaemon(
+            [],
+            extra: "[Endpoint]\nName=auth\nURL=\(url)\nMethod=POST\nHeader=Content-Type: application/json\n"
+                + "Body={\"session\": \"{session}\"}\nSuccess=2xx")
+        let id = try register("ok-\"quoted\"", on: daemon)
+        XCTAssertEqual(stop(daemon), 0)
+        XCTAssertEqual(JournalLines.callOutcomes(daemon.stderr)["\(id)/auth"]?["OUTCOME"], "ended")
+        XCTAssertEqual(try server.calls(for: "ok-\"quoted\"").successes, 1, "the key arrived intact in the JSON body")
+    }
+
+    func testASessionWithTwoEndpointsIsEndedOnlyWhenBothAre() throws {
+        let server = try EndSessionServer()
+        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let scratch = try ScratchDirectory("two")
+        let daemon = try startDaemon(
+            [("auth", server.endSessionURL), ("licence", refused)], extra: "MaxAttempts=1", scratch: scratch)
+        let both = try register("ok-two", ["auth", "licence"], on: daemon)
+        let one = try register("ok-one", ["auth"], on: daemon)
+        XCTAssertEqual(stop(daemon), 75)
+        let outcomes = JournalLines.callOutcomes(daemon.stderr)
+        XCTAssertEqual(outcomes["\(both)/auth"]?["OUTCOME"], "ended")
+        XCTAssertEqual(outcomes["\(both)/licence"]?["OUTCOME"], "failed")
+        XCTAssertEqual(outcomes["\(one)/auth"]?["OUTCOME"], "ended")
+        XCTAssertEqual(try storedIDs(scratch), [both])
+    }
+}
+
+/// Authorization on the control socket: each user sees and removes only their own sessions.
+final class ControlAuthorizationTests: XCTestCase {
+    func testAUserCannotListEndOrRemoveAnotherUsersSessions() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("users")
+        // The test's own directories must be reachable by the unprivileged user.
+        chmod(scratch.path, 0o755)
+        mkdir(scratch.path + "/run", 0o755)
+        let config = "[Control]\nSocketMode=0666\n[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\n"
+        let daemon = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let socket = ["--socket", daemon.socketPath]
+        let nobody: UInt32 = 65534
+        let rootSession = try BuiltBinary.run(["register", "--endpoint", "auth"] + socket, stdin: "ok-root\n")
+        let rootID = rootSession.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let mine = try BuiltBinary.run(["register", "--endpoint", "auth"] + socket, stdin: "ok-nobody\n", asUID: nobody)
+        XCTAssertEqual(mine.status, 0, mine.err)
+        let myID = mine.out.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let listed = try BuiltBinary.run(["list", "--json"] + socket, asUID: nobody)
+        XCTAssertTrue(listed.out.contains(myID))
+        XCTAssertFalse(listed.out.contains(rootID), "another user's session is invisible")
+        let removed = try BuiltBinary.run(["unregister", rootID] + socket, asUID: nobody)
+        XCTAssertEqual(removed.status, 1)
+        XCTAssertTrue(removed.err.contains("no session"), removed.err)
+        let ended = try BuiltBinary.run(["end", rootID] + socket, asUID: nobody)
+        XCTAssertEqual(ended.status, 1)
+        XCTAssertEqual(try server.calls(for: "ok-root").calls, 0, "nobody could not end root's session")
+
+        let all = try BuiltBinary.run(["list", "--json"] + socket)
+        XCTAssertTrue(all.out.contains(rootID) && all.out.contains(myID), "root sees everyone's")
+        XCTAssertTrue(all.out.contains("65534"))
+        XCTAssertEqual(try BuiltBinary.run(["unregister", myID] + socket, asUID: nobody).status, 0)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0)
+        XCTAssertEqual(try server.calls(for: "ok-nobody").calls, 0, "unregistered: not ended")
+        XCTAssertEqual(try server.calls(for: "ok-root").successes, 1)
+    }
+
+    func testMalformedOversizedAndHalfSentRequestsAreRejectedAndTheDaemonKeepsServing() throws {
+        let daemon = try DaemonProcess(config: "[Endpoint]\nName=auth\nURL=http://127.0.0.1:9/{session}\n")
+        XCTAssertNotNil(daemon.waitUntilReady())
+        func connect() throws -> FileHandle {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in daemon.socketPath.utf8.enumerated() { raw[index] = byte }
+            }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard result == 0 else { throw TestSetupError("connect: errno \(errno)") }
+            return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        }
+        func readLine(_ handle: FileHandle) -> String {
+            var data = Data()
+            while !data.contains(10) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let stalled = try connect()
+        stalled.write(Data("{\"op\":\"regis".utf8))  // half a request, then silence
+        let malformed = try connect()
+        malformed.write(Data("this is not json\n".utf8))
+        XCTAssertTrue(readLine(malformed).contains("\"code\":\"bad-request\""))
+        let oversized = try connect()
+        oversized.write(Data(String(repeating: "x", count: 100_000).utf8 + [10]))
+        XCTAssertTrue(readLine(oversized).contains("too-large"))
+        let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(status.status, 0, "still serving while a client stalls: \(status.err)")
+        let register = try BuiltBinary.run(
+            ["register", "--endpoint", "auth", "--socket", daemon.socketPath], stdin: "k\n")
+        XCTAssertEqual(register.status, 0)
+        _ = stalled
+        daemon.signal(SIGTERM)
+        XCTAssertNotNil(daemon.waitForExit(timeout: 10))
+    }
+}
