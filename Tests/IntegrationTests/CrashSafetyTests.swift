@@ -157,7 +157,7 @@ final class CrashSafetyTests: XCTestCase {
         let closedPort = try Self.closedPort()
         let tally = Tally()
         let started = Date()
-        let serverBox = CrashBox(servers)
+        let serverBox = UncheckedBox(servers)
         DispatchQueue.concurrentPerform(iterations: latencies.count) { worker in
             let server = serverBox.value[worker]
             var round = worker
@@ -640,116 +640,5 @@ private final class Tally: @unchecked Sendable {
             totals.finishedBeforeKill += finishedBeforeKill ? 1 : 0
             totals.tornTails += tornTails
         }
-    }
-}
-
-private struct CrashBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// `Tests/Support/endsession_server.py` on 127.0.0.1, a port the kernel picks.
-/// `@unchecked Sendable`: immutable after init; `stats()` and `hashes(of:)` start fresh sockets/processes.
-private final class EndSessionServer: @unchecked Sendable {
-    let process = Process()
-    let port: Int
-    let latencyMilliseconds: Int
-    private let directory: ScratchDirectory
-
-    static let script = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/endsession_server.py").path
-
-    static var python: (executable: String, prefix: [String]) {
-        FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
-            ? ("/usr/bin/python3", []) : ("/usr/bin/env", ["python3"])
-    }
-
-    init(latencyMilliseconds: Int) throws {
-        self.latencyMilliseconds = latencyMilliseconds
-        directory = try ScratchDirectory("endsession")
-        let ready = directory.path + "/port"
-        process.executableURL = URL(fileURLWithPath: Self.python.executable)
-        process.arguments = Self.python.prefix + [
-            Self.script, "--host", "127.0.0.1", "--port", "0", "--ready-file", ready,
-            "--latency-ms", String(latencyMilliseconds), "--log", directory.path + "/requests.log",
-            "--stats-file", directory.path + "/stats.json",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        var port: Int?
-        while Date() < deadline && process.isRunning {
-            if let text = try? String(contentsOfFile: ready, encoding: .utf8),
-                let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                port = value
-                break
-            }
-            usleep(10_000)
-        }
-        guard let port else {
-            if process.isRunning { process.terminate() }
-            throw XCTSkip("endsession_server.py did not start")
-        }
-        self.port = port
-    }
-
-    deinit { stop() }
-
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
-
-    /// `GET /_stats`.
-    func stats() throws -> [String: Any] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = Array("GET /_stats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { throw POSIXError(.EPIPE) }
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(fd, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            response.append(contentsOf: chunk[0..<count])
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n"),
-            let object = try JSONSerialization.jsonObject(with: Data(text[split.upperBound...].utf8)) as? [String: Any]
-        else { throw POSIXError(.EBADMSG) }
-        return object
-    }
-
-    /// The hash the server files each key under (`--hash`).
-    func hashes(of keys: [String]) throws -> [String: String] {
-        guard !keys.isEmpty else { return [:] }
-        let hasher = Process()
-        hasher.executableURL = URL(fileURLWithPath: Self.python.executable)
-        hasher.arguments = Self.python.prefix + [Self.script, "--hash"] + keys
-        let output = Pipe()
-        hasher.standardOutput = output
-        try hasher.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        hasher.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard lines.count == keys.count else { throw POSIXError(.EBADMSG) }
-        return Dictionary(uniqueKeysWithValues: zip(keys, lines))
     }
 }

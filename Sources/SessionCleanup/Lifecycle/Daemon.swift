@@ -272,7 +272,13 @@ public final class Daemon {
         guard let store, store.hasPendingChanges else { return nil }
         do {
             try store.commit()
-            _ = try store.compactIfNeeded()
+            // An empty store is compacted at once (cheap): keys of ended sessions must not
+            // linger in the log until it grows large enough for the size policy.
+            if store.count == 0 && store.statistics.logBytes > 0 {
+                try store.compact()
+            } else {
+                _ = try store.compactIfNeeded()
+            }
             return nil
         } catch {
             journal.record(
