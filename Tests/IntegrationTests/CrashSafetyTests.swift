@@ -65,13 +65,18 @@ final class CrashSafetyTests: XCTestCase {
         for _ in 0..<clients { connected.wait() }
         usleep(UInt32.random(in: 0...50_000))
         daemon!.signal(SIGKILL)
-        guard daemon!.waitForExit(timeout: 10) != nil else { return tally.fail("round \(round): SIGKILL did not end the daemon") }
+        guard daemon!.waitForExit(timeout: 10) != nil else {
+            return tally.fail("round \(round): SIGKILL did not end the daemon")
+        }
         guard group.wait(timeout: .now() + 10) == .success else { return tally.fail("round \(round): clients hung") }
         daemon = nil
 
         // Restart on the same state directory and look.
         let check = try restart(scratch: scratch, config: config)
-        defer { check.daemon.signal(SIGKILL); _ = check.daemon.waitForExit(timeout: 10) }
+        defer {
+            check.daemon.signal(SIGKILL)
+            _ = check.daemon.waitForExit(timeout: 10)
+        }
         guard check.ready else {
             return tally.fail("round \(round): the restarted daemon did not report READY=1: \(check.daemon.stderr)")
         }
@@ -229,7 +234,9 @@ final class CrashSafetyTests: XCTestCase {
         usleep(UInt32.random(in: 0...UInt32(runMilliseconds * 1000)))
         let finishedBeforeKill = !daemon!.process.isRunning
         daemon!.signal(SIGKILL)
-        guard daemon!.waitForExit(timeout: 10) != nil else { return tally.fail("round \(round): SIGKILL did not end the daemon") }
+        guard daemon!.waitForExit(timeout: 10) != nil else {
+            return tally.fail("round \(round): SIGKILL did not end the daemon")
+        }
         daemon = nil
 
         // What the server says: wait until nothing of this round is in flight there.
@@ -244,7 +251,10 @@ final class CrashSafetyTests: XCTestCase {
         let byHash = stats["by_key_hash"] as? [String: [String: Any]] ?? [:]
 
         let check = try restart(scratch: scratch, config: checkConfig)
-        defer { check.daemon.signal(SIGKILL); _ = check.daemon.waitForExit(timeout: 10) }
+        defer {
+            check.daemon.signal(SIGKILL)
+            _ = check.daemon.waitForExit(timeout: 10)
+        }
         guard check.ready else {
             return tally.fail("round \(round): the restarted daemon did not report READY=1: \(check.daemon.stderr)")
         }
@@ -279,7 +289,8 @@ final class CrashSafetyTests: XCTestCase {
             }
         }
         tally.record(
-            sessions: count - 2, rejectedKept: rejectedKept, endedOnly: endedOnly, storedOnly: storedOnly, both: both, neither: neither,
+            sessions: count - 2, rejectedKept: rejectedKept, endedOnly: endedOnly, storedOnly: storedOnly, both: both,
+            neither: neither,
             finishedBeforeKill: finishedBeforeKill, tornTails: damage.tornTails)
     }
 
@@ -373,7 +384,8 @@ final class CrashSafetyTests: XCTestCase {
         let forgotten = try register(key("ok"), ["good"], label: "to-unregister")
         let cliKey = key("ok")
         keys.append(cliKey)
-        let registered = try cli(["register", "--endpoint", "good", "--endpoint", "closed", "--label", "cli"], stdin: cliKey + "\n")
+        let registered = try cli(
+            ["register", "--endpoint", "good", "--endpoint", "closed", "--label", "cli"], stdin: cliKey + "\n")
         XCTAssertEqual(registered.status, 0, registered.err)
 
         // Requests the daemon refuses, each carrying a key.
@@ -399,7 +411,8 @@ final class CrashSafetyTests: XCTestCase {
         }
         XCTAssertNotEqual(try cli(["register", "--endpoint", "nowhere"], stdin: refused + "\n").status, 0)
         XCTAssertNotEqual(
-            try cli(["register", "--endpoint", "good"], stdin: refused + String(repeating: "k", count: 5000) + "\n").status, 0)
+            try cli(["register", "--endpoint", "good"], stdin: refused + String(repeating: "k", count: 5000) + "\n")
+                .status, 0)
         XCTAssertNotEqual(try cli(["register", "--endpoint", "good"], stdin: refused + "\nsecond line\n").status, 0)
         XCTAssertNotEqual(try cli(["register", "--endpoint", "good", refused], stdin: "").status, 0)
 
@@ -458,7 +471,8 @@ final class CrashSafetyTests: XCTestCase {
 
         // Positive controls: the scan sees what the daemon did, and the server saw the keys.
         let allText = outputs.map(\.text).joined(separator: "\n")
-        XCTAssertTrue(allText.contains("SESSION_CLEANUP_EVENT=stop-begun"), "the daemon's journal lines were not captured")
+        XCTAssertTrue(
+            allText.contains("SESSION_CLEANUP_EVENT=stop-begun"), "the daemon's journal lines were not captured")
         XCTAssertTrue(allText.contains("reload-failed"), "the failed reload was not captured")
         let stats = try server.stats()
         XCTAssertGreaterThan(stats["calls"] as? Int ?? 0, 5, "the server was hardly called: \(stats)")
@@ -478,9 +492,12 @@ final class CrashSafetyTests: XCTestCase {
         }
         // CRASH_SAFETY_DUMP=FILE writes everything scanned there, to see what the scan covered.
         if let dump = ProcessInfo.processInfo.environment["CRASH_SAFETY_DUMP"] {
-            try outputs.map { "=== \($0.source)\n\($0.text)" }.joined(separator: "\n").write(toFile: dump, atomically: true, encoding: .utf8)
+            try outputs.map { "=== \($0.source)\n\($0.text)" }.joined(separator: "\n").write(
+                toFile: dump, atomically: true, encoding: .utf8)
         }
-        print("CrashSafety secrets scan: \(outputs.count) outputs, \(allText.utf8.count) bytes, \(keys.count) keys, leaks \(leaks.count)")
+        print(
+            "CrashSafety secrets scan: \(outputs.count) outputs, \(allText.utf8.count) bytes, \(keys.count) keys, leaks \(leaks.count)"
+        )
         for leak in leaks.prefix(30) { XCTFail("session key leaked: \(leak)") }
 
         // The store: 0600 files in a directory that others cannot read; the keys live there.
@@ -504,7 +521,9 @@ final class CrashSafetyTests: XCTestCase {
     // MARK: Support
 
     /// Starts the daemon again on `scratch`'s state directory.
-    private static func restart(scratch: ScratchDirectory, config: String) throws -> (daemon: DaemonProcess, ready: Bool) {
+    private static func restart(scratch: ScratchDirectory, config: String) throws -> (
+        daemon: DaemonProcess, ready: Bool
+    ) {
         unlink(scratch.path + "/notify.sock")
         let previous = scratch.path + "/daemon.stderr"
         if FileManager.default.fileExists(atPath: previous) {
@@ -529,7 +548,9 @@ final class CrashSafetyTests: XCTestCase {
         let lines = stderr.split(separator: "\n").filter { $0.contains("SESSION_CLEANUP_EVENT=store-damaged") }
         let torn = lines.filter { $0.contains("truncatedLogTail") }
         let keptAside = lines.filter { $0.contains("Damaged store files kept for inspection") }
-        var unexpected = lines.filter { !$0.contains("truncatedLogTail") && !$0.contains("Damaged store files kept for inspection") }
+        var unexpected = lines.filter {
+            !$0.contains("truncatedLogTail") && !$0.contains("Damaged store files kept for inspection")
+        }
         if torn.isEmpty { unexpected += keptAside }
         return (torn.count, unexpected.map(String.init))
     }
@@ -613,7 +634,9 @@ private final class Tally: @unchecked Sendable {
     func fail(_ text: String) { lock.withLock { totals.failures.append(text) } }
     func snapshot() -> Totals { lock.withLock { totals } }
 
-    func record(sent: Int, acknowledged: Int, found: Int, unacknowledgedStored: Int, unacknowledgedMissing: Int, tornTails: Int) {
+    func record(
+        sent: Int, acknowledged: Int, found: Int, unacknowledgedStored: Int, unacknowledgedMissing: Int, tornTails: Int
+    ) {
         lock.withLock {
             totals.rounds += 1
             totals.sent += sent
@@ -626,7 +649,8 @@ private final class Tally: @unchecked Sendable {
     }
 
     func record(
-        sessions: Int, rejectedKept: Int, endedOnly: Int, storedOnly: Int, both: Int, neither: Int, finishedBeforeKill: Bool,
+        sessions: Int, rejectedKept: Int, endedOnly: Int, storedOnly: Int, both: Int, neither: Int,
+        finishedBeforeKill: Bool,
         tornTails: Int
     ) {
         lock.withLock {
