@@ -22,6 +22,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+echo "== format and lint (swift format, warnings are errors)"
+swift format lint --strict -r Sources Tests Package.swift
+
 echo "== unit and integration tests"
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build --parallel --num-workers 2

@@ -15,7 +15,9 @@ enum CheckConfigVerb {
                 "  [Stop] budget \(stop.budget.humanReadable), minimum per request \(stop.minimumRequest.humanReadable), "
                     + "at most \(stop.maxConcurrentRequests) concurrent requests, \(stop.maxAttempts) attempts")
             for endpoint in configuration.endpoints {
-                print("  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout \(endpoint.timeout.humanReadable)")
+                print(
+                    "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout \(endpoint.timeout.humanReadable)"
+                )
             }
             return .success
         } catch {

@@ -53,7 +53,8 @@ enum CommandLineInterface {
             case "daemon": return try DaemonVerb.run(try Options(rest, flags: [], values: ["--config"]))
             case "check-config": return try CheckConfigVerb.run(try Options(rest, flags: [], values: ["--config"]))
             case "register":
-                return try RegisterVerb.run(try Options(rest, flags: [], values: ["--endpoint", "--label", "--socket"]))
+                return try RegisterVerb.run(
+                    try Options(rest, flags: [], values: ["--endpoint", "--label", "--socket"]))
             case "unregister": return try UnregisterVerb.run(try Options(rest, flags: [], values: ["--socket"]))
             case "list": return try ListVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))
             case "status": return try StatusVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))

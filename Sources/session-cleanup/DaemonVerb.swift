@@ -12,7 +12,8 @@ enum DaemonVerb {
         let configuration: Configuration
         let files: [String]
         do {
-            (configuration, files) = try ConfigurationLoader.load(path: paths.configFile, required: paths.configRequired)
+            (configuration, files) = try ConfigurationLoader.load(
+                path: paths.configFile, required: paths.configRequired)
         } catch {
             journal.record(
                 JournalEntry(

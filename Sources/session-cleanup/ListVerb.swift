@@ -28,7 +28,9 @@ enum ListVerb {
         for row in rows {
             var line = ""
             for (column, cell) in row.enumerated() {
-                line += column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
+                line +=
+                    column == row.count - 1
+                    ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
             }
             print(line)
         }

@@ -63,7 +63,9 @@ final class ControlServerTests: XCTestCase {
         XCTAssertEqual(reply["ok"] as? Bool, true)
         XCTAssertEqual(reply["id"] as? String, "0000000000000001")
         let record = try XCTUnwrap(handler.received.first)
-        guard case .register(let key, let endpoints, let label) = record.request else { return XCTFail("\(record.request)") }
+        guard case .register(let key, let endpoints, let label) = record.request else {
+            return XCTFail("\(record.request)")
+        }
         XCTAssertEqual(key.exposedSecret, "s3cret")
         XCTAssertEqual(endpoints, ["auth", "billing"])
         XCTAssertEqual(label, "web")
@@ -113,7 +115,8 @@ final class ControlServerTests: XCTestCase {
         XCTAssertEqual(big.readLine(timeout: 2), .closed)
         other.send(#"{"op":"list"}"# + "\n")
         XCTAssertEqual(try XCTUnwrap(other.readObject())["ok"] as? Bool, true)
-        XCTAssertTrue(handler.received.allSatisfy { $0.request == .list }, "the oversized request never reached the handler")
+        XCTAssertTrue(
+            handler.received.allSatisfy { $0.request == .list }, "the oversized request never reached the handler")
     }
 
     func testManyPipelinedLinesCostLinearTime() throws {
@@ -312,7 +315,9 @@ final class ControlServerTests: XCTestCase {
         }
         XCTAssertEqual(
             withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }, 0)
         close(stale)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath))
@@ -349,7 +354,8 @@ final class ControlServerTests: XCTestCase {
         XCTAssertThrowsError(try client.send(.status)) { error in
             XCTAssertEqual((error as? ControlClientError)?.kind, .unreachable)
             XCTAssertEqual(
-                "\(error)", "cannot connect to \(scratch.path)/nobody.sock: No such file or directory (is the daemon running?)")
+                "\(error)",
+                "cannot connect to \(scratch.path)/nobody.sock: No such file or directory (is the daemon running?)")
         }
     }
 

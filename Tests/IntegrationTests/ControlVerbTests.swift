@@ -34,7 +34,8 @@ final class ControlVerbTests: XCTestCase {
     }
 
     func testRegisterReadsTheKeyFromStdinAndPrintsTheID() throws {
-        let result = try cli(["register", "--endpoint", "auth", "--endpoint", "billing", "--label", "web"], stdin: "k3y-s3cret\n")
+        let result = try cli(
+            ["register", "--endpoint", "auth", "--endpoint", "billing", "--label", "web"], stdin: "k3y-s3cret\n")
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(result.out, "0000000000000001\n")
         XCTAssertFalse(result.err.contains("k3y-s3cret"))
@@ -108,10 +109,12 @@ final class ControlVerbTests: XCTestCase {
 
     /// The Python client of docs/control-protocol.md, as printed there, against the real server.
     func testTheDocumentedPythonClientWorks() throws {
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ $0 + "/python3" })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        guard
+            let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+                ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ $0 + "/python3" })
+                .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { throw TestSetupError("no python3") }
         let doc = try String(contentsOfFile: Self.repositoryRoot + "/docs/control-protocol.md", encoding: .utf8)
         let start = try XCTUnwrap(doc.range(of: "```python\n"))
@@ -159,7 +162,8 @@ final class ControlVerbTests: XCTestCase {
         let result = try BuiltBinary.run(["status", "--socket", path])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(
-            result.err, "session-cleanup: cannot connect to \(path): No such file or directory (is the daemon running?)\n")
+            result.err,
+            "session-cleanup: cannot connect to \(path): No such file or directory (is the daemon running?)\n")
         let fromEnvironment = try BuiltBinary.run(["list"], environment: ["SESSION_CLEANUP_SOCKET": path])
         XCTAssertTrue(fromEnvironment.err.contains(path), fromEnvironment.err)
     }

@@ -65,13 +65,18 @@ final class CrashSafetyTests: XCTestCase {
         for _ in 0..<clients { connected.wait() }
         usleep(UInt32.random(in: 0...50_000))
         daemon!.signal(SIGKILL)
-        guard daemon!.waitForExit(timeout: 10) != nil else { return tally.fail("round \(round): SIGKILL did not end the daemon") }
+        guard daemon!.waitForExit(timeout: 10) != nil else {
+            return tally.fail("round \(round): SIGKILL did not end the daemon")
+        }
         guard group.wait(timeout: .now() + 10) == .success else { return tally.fail("round \(round): clients hung") }
         daemon = nil
 
         // Restart on the same state directory and look.
         let check = try restart(scratch: scratch, config: config)
-        defer { check.daemon.signal(SIGKILL); _ = check.daemon.waitForExit(timeout: 10) }
+        defer {
+            check.daemon.signal(SIGKILL)
+            _ = check.daemon.waitForExit(timeout: 10)
+        }
         guard check.ready else {
             return tally.fail("round \(round): the restarted daemon did not report READY=1: \(check.daemon.stderr)")
         }
@@ -157,7 +162,7 @@ final class CrashSafetyTests: XCTestCase {
         let closedPort = try Self.closedPort()
         let tally = Tally()
         let started = Date()
-        let serverBox = CrashBox(servers)
+        let serverBox = UncheckedBox(servers)
         DispatchQueue.concurrentPerform(iterations: latencies.count) { worker in
             let server = serverBox.value[worker]
             var round = worker
@@ -229,7 +234,9 @@ final class CrashSafetyTests: XCTestCase {
         usleep(UInt32.random(in: 0...UInt32(runMilliseconds * 1000)))
         let finishedBeforeKill = !daemon!.process.isRunning
         daemon!.signal(SIGKILL)
-        guard daemon!.waitForExit(timeout: 10) != nil else { return tally.fail("round \(round): SIGKILL did not end the daemon") }
+        guard daemon!.waitForExit(timeout: 10) != nil else {
+            return tally.fail("round \(round): SIGKILL did not end the daemon")
+        }
         daemon = nil
 
         // What the server says: wait until nothing of this round is in flight there.
@@ -244,7 +251,10 @@ final class CrashSafetyTests: XCTestCase {
         let byHash = stats["by_key_hash"] as? [String: [String: Any]] ?? [:]
 
         let check = try restart(scratch: scratch, config: checkConfig)
-        defer { check.daemon.signal(SIGKILL); _ = check.daemon.waitForExit(timeout: 10) }
+        defer {
+            check.daemon.signal(SIGKILL)
+            _ = check.daemon.waitForExit(timeout: 10)
+        }
         guard check.ready else {
             return tally.fail("round \(round): the restarted daemon did not report READY=1: \(check.daemon.stderr)")
         }
@@ -279,7 +289,8 @@ final class CrashSafetyTests: XCTestCase {
             }
         }
         tally.record(
-            sessions: count - 2, rejectedKept: rejectedKept, endedOnly: endedOnly, storedOnly: storedOnly, both: both, neither: neither,
+            sessions: count - 2, rejectedKept: rejectedKept, endedOnly: endedOnly, storedOnly: storedOnly, both: both,
+            neither: neither,
             finishedBeforeKill: finishedBeforeKill, tornTails: damage.tornTails)
     }
 
@@ -373,7 +384,8 @@ final class CrashSafetyTests: XCTestCase {
         let forgotten = try register(key("ok"), ["good"], label: "to-unregister")
         let cliKey = key("ok")
         keys.append(cliKey)
-        let registered = try cli(["register", "--endpoint", "good", "--endpoint", "closed", "--label", "cli"], stdin: cliKey + "\n")
+        let registered = try cli(
+            ["register", "--endpoint", "good", "--endpoint", "closed", "--label", "cli"], stdin: cliKey + "\n")
         XCTAssertEqual(registered.status, 0, registered.err)
 
         // Requests the daemon refuses, each carrying a key.
@@ -399,7 +411,8 @@ final class CrashSafetyTests: XCTestCase {
         }
         XCTAssertNotEqual(try cli(["register", "--endpoint", "nowhere"], stdin: refused + "\n").status, 0)
         XCTAssertNotEqual(
-            try cli(["register", "--endpoint", "good"], stdin: refused + String(repeating: "k", count: 5000) + "\n").status, 0)
+            try cli(["register", "--endpoint", "good"], stdin: refused + String(repeating: "k", count: 5000) + "\n")
+                .status, 0)
         XCTAssertNotEqual(try cli(["register", "--endpoint", "good"], stdin: refused + "\nsecond line\n").status, 0)
         XCTAssertNotEqual(try cli(["register", "--endpoint", "good", refused], stdin: "").status, 0)
 
@@ -458,7 +471,8 @@ final class CrashSafetyTests: XCTestCase {
 
         // Positive controls: the scan sees what the daemon did, and the server saw the keys.
         let allText = outputs.map(\.text).joined(separator: "\n")
-        XCTAssertTrue(allText.contains("SESSION_CLEANUP_EVENT=stop-begun"), "the daemon's journal lines were not captured")
+        XCTAssertTrue(
+            allText.contains("SESSION_CLEANUP_EVENT=stop-begun"), "the daemon's journal lines were not captured")
         XCTAssertTrue(allText.contains("reload-failed"), "the failed reload was not captured")
         let stats = try server.stats()
         XCTAssertGreaterThan(stats["calls"] as? Int ?? 0, 5, "the server was hardly called: \(stats)")
@@ -478,9 +492,12 @@ final class CrashSafetyTests: XCTestCase {
         }
         // CRASH_SAFETY_DUMP=FILE writes everything scanned there, to see what the scan covered.
         if let dump = ProcessInfo.processInfo.environment["CRASH_SAFETY_DUMP"] {
-            try outputs.map { "=== \($0.source)\n\($0.text)" }.joined(separator: "\n").write(toFile: dump, atomically: true, encoding: .utf8)
+            try outputs.map { "=== \($0.source)\n\($0.text)" }.joined(separator: "\n").write(
+                toFile: dump, atomically: true, encoding: .utf8)
         }
-        print("CrashSafety secrets scan: \(outputs.count) outputs, \(allText.utf8.count) bytes, \(keys.count) keys, leaks \(leaks.count)")
+        print(
+            "CrashSafety secrets scan: \(outputs.count) outputs, \(allText.utf8.count) bytes, \(keys.count) keys, leaks \(leaks.count)"
+        )
         for leak in leaks.prefix(30) { XCTFail("session key leaked: \(leak)") }
 
         // The store: 0600 files in a directory that others cannot read; the keys live there.
@@ -504,7 +521,9 @@ final class CrashSafetyTests: XCTestCase {
     // MARK: Support
 
     /// Starts the daemon again on `scratch`'s state directory.
-    private static func restart(scratch: ScratchDirectory, config: String) throws -> (daemon: DaemonProcess, ready: Bool) {
+    private static func restart(scratch: ScratchDirectory, config: String) throws -> (
+        daemon: DaemonProcess, ready: Bool
+    ) {
         unlink(scratch.path + "/notify.sock")
         let previous = scratch.path + "/daemon.stderr"
         if FileManager.default.fileExists(atPath: previous) {
@@ -529,7 +548,9 @@ final class CrashSafetyTests: XCTestCase {
         let lines = stderr.split(separator: "\n").filter { $0.contains("SESSION_CLEANUP_EVENT=store-damaged") }
         let torn = lines.filter { $0.contains("truncatedLogTail") }
         let keptAside = lines.filter { $0.contains("Damaged store files kept for inspection") }
-        var unexpected = lines.filter { !$0.contains("truncatedLogTail") && !$0.contains("Damaged store files kept for inspection") }
+        var unexpected = lines.filter {
+            !$0.contains("truncatedLogTail") && !$0.contains("Damaged store files kept for inspection")
+        }
         if torn.isEmpty { unexpected += keptAside }
         return (torn.count, unexpected.map(String.init))
     }
@@ -613,7 +634,9 @@ private final class Tally: @unchecked Sendable {
     func fail(_ text: String) { lock.withLock { totals.failures.append(text) } }
     func snapshot() -> Totals { lock.withLock { totals } }
 
-    func record(sent: Int, acknowledged: Int, found: Int, unacknowledgedStored: Int, unacknowledgedMissing: Int, tornTails: Int) {
+    func record(
+        sent: Int, acknowledged: Int, found: Int, unacknowledgedStored: Int, unacknowledgedMissing: Int, tornTails: Int
+    ) {
         lock.withLock {
             totals.rounds += 1
             totals.sent += sent
@@ -626,7 +649,8 @@ private final class Tally: @unchecked Sendable {
     }
 
     func record(
-        sessions: Int, rejectedKept: Int, endedOnly: Int, storedOnly: Int, both: Int, neither: Int, finishedBeforeKill: Bool,
+        sessions: Int, rejectedKept: Int, endedOnly: Int, storedOnly: Int, both: Int, neither: Int,
+        finishedBeforeKill: Bool,
         tornTails: Int
     ) {
         lock.withLock {
@@ -640,116 +664,5 @@ private final class Tally: @unchecked Sendable {
             totals.finishedBeforeKill += finishedBeforeKill ? 1 : 0
             totals.tornTails += tornTails
         }
-    }
-}
-
-private struct CrashBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// `Tests/Support/endsession_server.py` on 127.0.0.1, a port the kernel picks.
-/// `@unchecked Sendable`: immutable after init; `stats()` and `hashes(of:)` start fresh sockets/processes.
-private final class EndSessionServer: @unchecked Sendable {
-    let process = Process()
-    let port: Int
-    let latencyMilliseconds: Int
-    private let directory: ScratchDirectory
-
-    static let script = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/endsession_server.py").path
-
-    static var python: (executable: String, prefix: [String]) {
-        FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
-            ? ("/usr/bin/python3", []) : ("/usr/bin/env", ["python3"])
-    }
-
-    init(latencyMilliseconds: Int) throws {
-        self.latencyMilliseconds = latencyMilliseconds
-        directory = try ScratchDirectory("endsession")
-        let ready = directory.path + "/port"
-        process.executableURL = URL(fileURLWithPath: Self.python.executable)
-        process.arguments = Self.python.prefix + [
-            Self.script, "--host", "127.0.0.1", "--port", "0", "--ready-file", ready,
-            "--latency-ms", String(latencyMilliseconds), "--log", directory.path + "/requests.log",
-            "--stats-file", directory.path + "/stats.json",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        var port: Int?
-        while Date() < deadline && process.isRunning {
-            if let text = try? String(contentsOfFile: ready, encoding: .utf8),
-                let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                port = value
-                break
-            }
-            usleep(10_000)
-        }
-        guard let port else {
-            if process.isRunning { process.terminate() }
-            throw XCTSkip("endsession_server.py did not start")
-        }
-        self.port = port
-    }
-
-    deinit { stop() }
-
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
-
-    /// `GET /_stats`.
-    func stats() throws -> [String: Any] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = Array("GET /_stats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { throw POSIXError(.EPIPE) }
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(fd, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            response.append(contentsOf: chunk[0..<count])
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n"),
-            let object = try JSONSerialization.jsonObject(with: Data(text[split.upperBound...].utf8)) as? [String: Any]
-        else { throw POSIXError(.EBADMSG) }
-        return object
-    }
-
-    /// The hash the server files each key under (`--hash`).
-    func hashes(of keys: [String]) throws -> [String: String] {
-        guard !keys.isEmpty else { return [:] }
-        let hasher = Process()
-        hasher.executableURL = URL(fileURLWithPath: Self.python.executable)
-        hasher.arguments = Self.python.prefix + [Self.script, "--hash"] + keys
-        let output = Pipe()
-        hasher.standardOutput = output
-        try hasher.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        hasher.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard lines.count == keys.count else { throw POSIXError(.EBADMSG) }
-        return Dictionary(uniqueKeysWithValues: zip(keys, lines))
     }
 }

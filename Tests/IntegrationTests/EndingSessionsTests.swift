@@ -236,7 +236,8 @@ final class ControlAuthorizationTests: XCTestCase {
         let nobody: UInt32 = 65534
         let rootSession = try BuiltBinary.run(["register", "--endpoint", "auth"] + socket, stdin: "ok-root\n")
         let rootID = rootSession.out.trimmingCharacters(in: .whitespacesAndNewlines)
-        let mine = try BuiltBinary.run(["register", "--endpoint", "auth"] + socket, stdin: "ok-nobody\n", asUID: nobody)
+        let mine = try BuiltBinary.run(
+            ["register", "--endpoint", "auth"] + socket, stdin: "ok-nobody\n", asUID: nobody)
         XCTAssertEqual(mine.status, 0, mine.err)
         let myID = mine.out.trimmingCharacters(in: .whitespacesAndNewlines)
 

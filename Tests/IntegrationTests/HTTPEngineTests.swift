@@ -138,7 +138,8 @@ final class HTTPEngineTests: XCTestCase {
         let engine = try makeEngine()
         let cases: [(HTTPRequest.Method, [UInt8]?, String)] = [
             (.post, Array("hello".utf8), "POST 5"), (.post, nil, "POST 0"), (.put, Array("{}".utf8), "PUT 2"),
-            (.delete, nil, "DELETE 0"), (.get, nil, "GET 0"), (.post, [UInt8](repeating: 65, count: 200_000), "POST 200000"),
+            (.delete, nil, "DELETE 0"), (.get, nil, "GET 0"),
+            (.post, [UInt8](repeating: 65, count: 200_000), "POST 200000"),
         ]
         for (method, body, expected) in cases {
             var request = request("/echo")
@@ -165,7 +166,9 @@ final class HTTPEngineTests: XCTestCase {
         XCTAssertTrue(second.reusedConnection)
         let stats = try fetch(engine, request("/stats"))
         guard case .response(_, let body, _, _) = stats.outcome else { return XCTFail("got \(stats)") }
-        XCTAssertTrue(String(decoding: body, as: UTF8.self).contains(#""connections": 1,"#), String(decoding: body, as: UTF8.self))
+        XCTAssertTrue(
+            String(decoding: body, as: UTF8.self).contains(#""connections": 1,"#), String(decoding: body, as: UTF8.self)
+        )
         assertIdle(engine)
     }
 
@@ -434,7 +437,8 @@ final class HTTPEngineTests: XCTestCase {
         let token = "tok-7a7a7a7a7a"
         let port = try closedPort()
         let bases = [
-            "http://127.0.0.1:\(port)", server.base(), "http://no-such-host.invalid", "https://127.0.0.1:\(server.port)",
+            "http://127.0.0.1:\(port)", server.base(), "http://no-such-host.invalid",
+            "https://127.0.0.1:\(server.port)",
         ]
         for base in bases {
             let request = HTTPRequest(

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import XCTest
+
 @testable import SessionCleanup
 
 final class SessionStoreTests: XCTestCase {
@@ -31,7 +32,9 @@ final class SessionStoreTests: XCTestCase {
 
     private func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
     private func write(_ b: [UInt8], _ path: String) throws { try Data(b).write(to: URL(fileURLWithPath: path)) }
-    private func files(_ dir: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: dir).sorted() }
+    private func files(_ dir: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+    }
     private func mode(_ path: String) -> mode_t {
         var st = stat()
         XCTAssertEqual(stat(path, &st), 0, path)
@@ -236,9 +239,10 @@ final class SessionStoreTests: XCTestCase {
 
         let (s, report) = try reopen(dir)
         let victimRecords = victimRecordsBeforeDamage
-        let lost = Set(victimRecords.compactMap { r -> SessionID? in
-            if case .register(let x) = r { return x.id } else { return nil }
-        })
+        let lost = Set(
+            victimRecords.compactMap { r -> SessionID? in
+                if case .register(let x) = r { return x.id } else { return nil }
+            })
         XCTAssertEqual(lost.count, 32)
         XCTAssertEqual(s.count, 101 - 32, "everything outside the damaged frame is kept, log applied too")
         XCTAssertNotNil(s.session(id: session(500).id))
@@ -468,7 +472,9 @@ final class SessionStoreTests: XCTestCase {
         var w = ByteWriter()
         StoreRecord.remove(session(0).id).encode(into: &w)
         var logBytes = oldLog
-        w.bytes.withUnsafeBytes { StoreFrame.append(generation: generation, recordCount: 1, records: $0, to: &logBytes) }
+        w.bytes.withUnsafeBytes {
+            StoreFrame.append(generation: generation, recordCount: 1, records: $0, to: &logBytes)
+        }
         try write(logBytes, log(dir))
 
         let (again, report) = try reopen(dir)

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import SessionCleanup
 
 final class CRC32Tests: XCTestCase {

@@ -74,7 +74,8 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testErrorsNameFileAndLine() {
-        XCTAssertEqual(error("[Stop]\nBudget=3s\n", file: "a.conf")?.description, "a.conf:2: unknown key 'Budget' in [Stop]")
+        XCTAssertEqual(
+            error("[Stop]\nBudget=3s\n", file: "a.conf")?.description, "a.conf:2: unknown key 'Budget' in [Stop]")
         XCTAssertEqual(error("\n\n[Stpo]\n")?.line, 3)
         XCTAssertEqual(error("[Stop]\nBudgetSec=soon\n")?.line, 2)
         XCTAssertEqual(error("BudgetSec=3s\n")?.line, 1)
@@ -102,8 +103,10 @@ final class ConfigurationTests: XCTestCase {
 
     func testLaterFilesWinAndRedefineEndpoints() throws {
         let sections =
-            try ConfigFile.parse("[Stop]\nBudgetSec=10s\n[Endpoint]\nName=a\nURL=http://one/{session}\n", file: "main.conf")
-            + ConfigFile.parse("[Stop]\nBudgetSec=12s\n[Endpoint]\nName=a\nURL=http://two/{session}\n", file: "10-x.conf")
+            try ConfigFile.parse(
+                "[Stop]\nBudgetSec=10s\n[Endpoint]\nName=a\nURL=http://one/{session}\n", file: "main.conf")
+            + ConfigFile.parse(
+                "[Stop]\nBudgetSec=12s\n[Endpoint]\nName=a\nURL=http://two/{session}\n", file: "10-x.conf")
         let configuration = try ConfigurationLoader.build(from: sections)
         XCTAssertEqual(configuration.stop.budget, .seconds(12))
         XCTAssertEqual(configuration.endpoints.map(\.url), ["http://two/{session}"])

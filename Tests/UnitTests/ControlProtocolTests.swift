@@ -8,7 +8,9 @@ final class ControlProtocolTests: XCTestCase {
         try ControlRequest.decode(line: Array(text.utf8))
     }
 
-    private func decodeError(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> ControlProtocolError? {
+    private func decodeError(_ text: String, file: StaticString = #filePath, line: UInt = #line)
+        -> ControlProtocolError?
+    {
         do {
             let request = try decode(text)
             XCTFail("decoded \(request) from \(text)", file: file, line: line)
@@ -53,13 +55,16 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(key.exposedSecret, "abc")
         XCTAssertEqual(endpoints, ["auth"])
         XCTAssertEqual(label, "x")
-        XCTAssertEqual(try decode(#"{"op":"register","key":"abc","endpoints":["a"],"label":null}"#),
-                       .register(key: SessionKey("abc"), endpoints: ["a"], label: nil))
+        XCTAssertEqual(
+            try decode(#"{"op":"register","key":"abc","endpoints":["a"],"label":null}"#),
+            .register(key: SessionKey("abc"), endpoints: ["a"], label: nil))
         XCTAssertEqual(try decode(#" { "all" : true , "op" : "end" } "#), .end(.all))
     }
 
     func testMalformedInputIsABadRequestNotACrash() {
-        for text in ["", "{", "not json", "[1,2]", "\"list\"", "42", "null", #"{"op":"list""#, "{\"op\":\"li\u{1}st\"}"] {
+        for text in [
+            "", "{", "not json", "[1,2]", "\"list\"", "42", "null", #"{"op":"list""#, "{\"op\":\"li\u{1}st\"}",
+        ] {
             XCTAssertNotNil(decodeError(text), text)
         }
         XCTAssertEqual(decodeError("{}")?.message, "missing field 'op'")

@@ -41,7 +41,8 @@ final class FakeTransport: HTTPTransport {
         return true
     }
 
-    static func reply(_ status: Int, _ body: String = "{\"success\": true}", retryAfter: Duration? = nil) -> HTTPResult {
+    static func reply(_ status: Int, _ body: String = "{\"success\": true}", retryAfter: Duration? = nil) -> HTTPResult
+    {
         HTTPResult(
             outcome: .response(status: status, body: Array(body.utf8), truncated: false, retryAfter: retryAfter),
             duration: .milliseconds(5), reusedConnection: false)

@@ -11,7 +11,9 @@ final class JournalFieldTests: XCTestCase {
     }
 
     func testNamesJournaldDropsAreRefused() {
-        for bad in ["session_id", "_SESSION_ID", "1ST", "SESSION-ID", "SESSION ID", "", String(repeating: "A", count: 65)] {
+        for bad in [
+            "session_id", "_SESSION_ID", "1ST", "SESSION-ID", "SESSION ID", "", String(repeating: "A", count: 65),
+        ] {
             XCTAssertNil(JournalField.Name(validating: bad), "'\(bad)' must be refused")
         }
         XCTAssertNotNil(JournalField.Name(validating: "SESSION_ID"))

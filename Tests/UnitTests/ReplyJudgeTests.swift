@@ -24,7 +24,8 @@ final class ReplyJudgeTests: XCTestCase {
     }
 
     func testFalsyMissingOrInvalidIsRejected() {
-        XCTAssertEqual(judge(200, #"{"success": false}"#), .rejected(status: 200, reason: "reply says \"success\": false"))
+        XCTAssertEqual(
+            judge(200, #"{"success": false}"#), .rejected(status: 200, reason: "reply says \"success\": false"))
         XCTAssertEqual(judge(200, #"{"success": null}"#).isRejected, true)
         XCTAssertEqual(judge(200, #"{"ok": true}"#), .rejected(status: 200, reason: "reply has no \"success\" key"))
         XCTAssertEqual(judge(200, "not json{"), .rejected(status: 200, reason: "reply is not a JSON object"))
@@ -87,7 +88,8 @@ final class EndSessionCallTests: XCTestCase {
     }
 
     func testJSONBodyEscapesTheKeyAndTokenBecomesABearerHeader() {
-        let c = call(url: "http://h/end", body: #"{"session": "{session}"}"#, headers: ["X-Session: {session}"], key: #"k"1"#)
+        let c = call(
+            url: "http://h/end", body: #"{"session": "{session}"}"#, headers: ["X-Session: {session}"], key: #"k"1"#)
         let request = c.request(timeout: .seconds(1), token: "tok")
         XCTAssertEqual(String(decoding: request.body ?? [], as: UTF8.self), #"{"session": "k\"1"}"#)
         XCTAssertEqual(request.headers, [#"X-Session: k"1"#, "Authorization: Bearer tok"])

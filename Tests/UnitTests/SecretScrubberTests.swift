@@ -29,4 +29,3 @@ final class SecretScrubberTests: XCTestCase {
         XCTAssertEqual(scrubber.scrub(text), text)
     }
 }
-

@@ -1,13 +1,16 @@
 import FoundationEssentials
 import XCTest
+
 @testable import SessionCleanup
 
 final class SessionIDTests: XCTestCase {
     func testValidatingAcceptsExactlySixteenLowercaseHexCharacters() {
         XCTAssertEqual(SessionID(validating: "0123456789abcdef")?.rawValue, 0x0123_4567_89AB_CDEF)
         XCTAssertEqual(SessionID(validating: "ffffffffffffffff")?.rawValue, UInt64.max)
-        for bad in ["", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg",
-                    " 123456789abcdef", "0123456789abcdé", "0x23456789abcdef"] {
+        for bad in [
+            "", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg",
+            " 123456789abcdef", "0123456789abcdé", "0x23456789abcdef",
+        ] {
             XCTAssertNil(SessionID(validating: bad), bad)
         }
     }

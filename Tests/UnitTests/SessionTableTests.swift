@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import SessionCleanup
 
 final class SessionTableTests: XCTestCase {
@@ -17,7 +18,8 @@ final class SessionTableTests: XCTestCase {
                 table.upsert(s(id))
                 reference[SessionID(rawValue: id)] = s(id)
             default:
-                XCTAssertEqual(table.remove(SessionID(rawValue: id)), reference.removeValue(forKey: SessionID(rawValue: id)))
+                XCTAssertEqual(
+                    table.remove(SessionID(rawValue: id)), reference.removeValue(forKey: SessionID(rawValue: id)))
             }
             if step % 7 == 0 {
                 let updated = table.update(SessionID(rawValue: id)) { $0.attempts += 1 }

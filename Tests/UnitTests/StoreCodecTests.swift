@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import SessionCleanup
 
 final class StoreCodecTests: XCTestCase {
@@ -52,7 +53,11 @@ final class StoreCodecTests: XCTestCase {
         for v: Int64 in [0, -1, 1, Int64.min, Int64.max] {
             var w = ByteWriter()
             w.zigzag(v)
-            XCTAssertEqual(try w.bytes.withUnsafeBytes { raw in var r = ByteReader(raw); return try r.zigzag() }, v)
+            XCTAssertEqual(
+                try w.bytes.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    return try r.zigzag()
+                }, v)
         }
     }
 

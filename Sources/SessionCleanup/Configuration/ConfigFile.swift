@@ -56,7 +56,8 @@ public enum ConfigFile {
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
-                throw ConfigurationError(file: file, line: pendingLine, "expected Key=value or [Section], found '\(line)'")
+                throw ConfigurationError(
+                    file: file, line: pendingLine, "expected Key=value or [Section], found '\(line)'")
             }
             let key = String(line[..<equals]).trimmingSpaces
             let value = String(line[line.index(after: equals)...]).trimmingSpaces

@@ -172,8 +172,9 @@ public enum ConfigurationLoader {
         guard let url else {
             throw ConfigurationError(file: section.file, line: section.line, "[Endpoint] '\(name)' has no URL=")
         }
-        guard url.contains("{session}") || (endpoint.body?.contains("{session}") ?? false)
-            || endpoint.headers.contains(where: { $0.contains("{session}") })
+        guard
+            url.contains("{session}") || (endpoint.body?.contains("{session}") ?? false)
+                || endpoint.headers.contains(where: { $0.contains("{session}") })
         else {
             throw ConfigurationError(
                 file: section.file, line: section.line,
@@ -191,7 +192,8 @@ public enum ConfigurationLoader {
         return value
     }
 
-    private static func integer(_ item: ConfigAssignment, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    private static func integer(_ item: ConfigAssignment, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int
+    {
         guard let value = Int(item.value), range.contains(value) else {
             throw invalid(item, "an integer from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -199,7 +201,8 @@ public enum ConfigurationLoader {
     }
 
     private static func invalid(_ item: ConfigAssignment, _ expected: String) -> ConfigurationError {
-        ConfigurationError(file: item.file, line: item.line, "invalid \(item.key)='\(item.value)': expected \(expected)")
+        ConfigurationError(
+            file: item.file, line: item.line, "invalid \(item.key)='\(item.value)': expected \(expected)")
     }
 
     private static func unknownKey(_ item: ConfigAssignment, in section: ConfigSection) -> ConfigurationError {

@@ -219,7 +219,8 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         }
         guard endpoints.count <= maxEndpoints else {
             throw ControlProtocolError(
-                .badRequest, "field 'endpoints' names \(endpoints.count) endpoints, more than the \(maxEndpoints) allowed")
+                .badRequest,
+                "field 'endpoints' names \(endpoints.count) endpoints, more than the \(maxEndpoints) allowed")
         }
         var seen = Set<String>()
         for name in endpoints {

@@ -193,7 +193,8 @@ public final class ControlServer {
         let gid = try group.isEmpty ? nil : lookUpGroup(group)
         try removeStaleSocket(path)
 
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw failure("socket", path) }
         var bound = false
         func fail(_ operation: String) -> ControlServerError {
@@ -236,7 +237,8 @@ public final class ControlServer {
         switch probe(path) {
         case 0:
             throw ControlServerError(
-                "cannot create control socket \(path): another process is listening on it (is the daemon already running?)")
+                "cannot create control socket \(path): another process is listening on it (is the daemon already running?)"
+            )
         case ECONNREFUSED:
             guard unlink(path) == 0 || errno == ENOENT else { throw failure("unlink stale socket", path) }
         case let error:
@@ -247,7 +249,8 @@ public final class ControlServer {
 
     /// Connects to `path` without blocking: 0 if someone listens (or its backlog is full), else errno.
     private static func probe(_ path: String) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return errno }
         defer { Glibc.close(fd) }
         var address = sockaddr_un()
@@ -304,7 +307,9 @@ public final class ControlServer {
                     continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // The connection stays queued; pause briefly rather than spin on it.
-                    log(.error, "Control socket \(socketPath): accept: \(String(cString: strerror(-fd))); pausing 100 ms")
+                    log(
+                        .error,
+                        "Control socket \(socketPath): accept: \(String(cString: strerror(-fd))); pausing 100 ms")
                     pauseAccepting()
                     return
                 default:
@@ -398,7 +403,9 @@ public final class ControlServer {
 
     private func readAvailable(_ client: Client) {
         while client.pendingInput <= limits.maxLineBytes {
-            let count = readBuffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = readBuffer.withUnsafeMutableBytes {
+                recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if count > 0 {
                 client.input.append(contentsOf: readBuffer[0..<count])
                 client.lastActivity = loop.clock.now()
@@ -523,9 +530,14 @@ public final class ControlServer {
         guard !client.outputDead else { return }
         var line = response.encodedLine()
         if line.count > limits.maxReplyBytes {
-            log(.error, "Control client \(client.peer): reply of \(line.count) bytes exceeds \(limits.maxReplyBytes); sent an error instead")
-            line = ControlResponse.failure(.internal, "the reply would be \(line.count) bytes, more than \(limits.maxReplyBytes)")
-                .encodedLine()
+            log(
+                .error,
+                "Control client \(client.peer): reply of \(line.count) bytes exceeds \(limits.maxReplyBytes); sent an error instead"
+            )
+            line = ControlResponse.failure(
+                .internal, "the reply would be \(line.count) bytes, more than \(limits.maxReplyBytes)"
+            )
+            .encodedLine()
         }
         if client.hasUnsentOutput {
             client.output.append(contentsOf: line)

@@ -112,7 +112,8 @@ public enum CredentialReader {
         guard let directory else {
             throw ConfigurationError(
                 file: "", line: 0,
-                "credential '\(name)' is needed but $CREDENTIALS_DIRECTORY is unset (add LoadCredential=\(name):PATH to the unit)")
+                "credential '\(name)' is needed but $CREDENTIALS_DIRECTORY is unset (add LoadCredential=\(name):PATH to the unit)"
+            )
         }
         let path = directory + "/" + name
         do {

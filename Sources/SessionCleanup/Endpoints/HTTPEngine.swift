@@ -178,7 +178,8 @@ public final class HTTPEngine {
         for (index, line) in request.headers.enumerated()
         where line.utf8.contains(where: { $0 == 13 || $0 == 10 }) || !line.utf8.contains(UInt8(ascii: ":")) {
             // Not the line itself: it may hold a token.
-            throw HTTPEngineError("check request", subject, detail: "header \(index + 1) is not one \"Name: value\" line")
+            throw HTTPEngineError(
+                "check request", subject, detail: "header \(index + 1) is not one \"Name: value\" line")
         }
         let (peer, origin) = try Self.parse(request)
         let now = loop.clock.now()
@@ -366,7 +367,8 @@ public final class HTTPEngine {
             try check(ccurl_easy_set_long(easy, option, value), name, subject)
         }
         func set(_ option: CURLoption, _ value: String?, _ name: String) throws {
-            let rc = value.map { $0.withCString { ccurl_easy_set_string(easy, option, $0) } }
+            let rc =
+                value.map { $0.withCString { ccurl_easy_set_string(easy, option, $0) } }
                 ?? ccurl_easy_set_string(easy, option, nil)
             try check(rc, name, subject)
         }

@@ -29,7 +29,8 @@ struct SecretScrubber {
         } else {
             afterScheme = url[...]
         }
-        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let authorityEnd =
+            afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
         let rest = afterScheme[authorityEnd...]
         if let at = authority.lastIndex(of: "@") {

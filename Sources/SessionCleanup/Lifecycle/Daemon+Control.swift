@@ -2,8 +2,9 @@
 /// removing and ending sessions, each user seeing only their own (root sees all).
 extension Daemon: ControlRequestHandler {
     /// Handles one request from `peer`; replies after the change is durable where there is one.
-    public func handle(_ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void)
-    {
+    public func handle(
+        _ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void
+    ) {
         guard let store else {
             reply(.failure(.internal, "the session store is not open"))
             return
@@ -72,7 +73,8 @@ extension Daemon: ControlRequestHandler {
         if peer.uid != 0, ownerCounts[peer.uid, default: 0] >= configuration.control.maxSessionsPerUser {
             reply(
                 .failure(
-                    .limit, "uid \(peer.uid) already holds \(configuration.control.maxSessionsPerUser) sessions "
+                    .limit,
+                    "uid \(peer.uid) already holds \(configuration.control.maxSessionsPerUser) sessions "
                         + "([Control] MaxSessionsPerUser=)"))
             return
         }

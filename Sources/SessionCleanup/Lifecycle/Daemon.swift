@@ -66,8 +66,9 @@ public final class Daemon {
     public private(set) var lastReport: RunReport?
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
-    public init(paths: DaemonPaths, configuration: Configuration, configurationFiles: [String], dependencies: Dependencies)
-    {
+    public init(
+        paths: DaemonPaths, configuration: Configuration, configurationFiles: [String], dependencies: Dependencies
+    ) {
         self.paths = paths
         self.configuration = configuration
         self.configurationFiles = configurationFiles
@@ -130,11 +131,15 @@ public final class Daemon {
             journal.record(
                 JournalEntry(
                     .error, "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
-                    [JournalField(.event, "store-damaged"), JournalField(.storeFile, report.preservedFiles.joined(separator: " "))]))
+                    [
+                        JournalField(.event, "store-damaged"),
+                        JournalField(.storeFile, report.preservedFiles.joined(separator: " ")),
+                    ]))
         }
         journal.record(
             JournalEntry(
-                .info, "Session store loaded: \(report.sessionCount) sessions in \(report.durationMicroseconds / 1000) ms",
+                .info,
+                "Session store loaded: \(report.sessionCount) sessions in \(report.durationMicroseconds / 1000) ms",
                 [
                     JournalField(.event, "store-loaded"), JournalField(.sessionsTotal, report.sessionCount),
                     JournalField(.durationUsec, report.durationMicroseconds),
@@ -173,7 +178,8 @@ public final class Daemon {
             budget.expire(reason: .secondSignal)
         case (.hangUp, .stopping):
             journal.record(
-                JournalEntry(.notice, "SIGHUP ignored: the daemon is stopping", [JournalField(.event, "reload-ignored")]))
+                JournalEntry(
+                    .notice, "SIGHUP ignored: the daemon is stopping", [JournalField(.event, "reload-ignored")]))
         case (_, .finished):
             break
         }
@@ -272,7 +278,13 @@ public final class Daemon {
         guard let store, store.hasPendingChanges else { return nil }
         do {
             try store.commit()
-            _ = try store.compactIfNeeded()
+            // An empty store is compacted at once (cheap): keys of ended sessions must not
+            // linger in the log until it grows large enough for the size policy.
+            if store.count == 0 && store.statistics.logBytes > 0 {
+                try store.compact()
+            } else {
+                _ = try store.compactIfNeeded()
+            }
             return nil
         } catch {
             journal.record(
@@ -329,7 +341,8 @@ public final class Daemon {
         }
         let fresh = sessions.filter { !sessionsBeingEnded.contains($0.id) }
         let budget = StopBudget(
-            total: configuration.start.leftoverBudget, minimumRequest: configuration.stop.minimumRequest, clock: loop.clock)
+            total: configuration.start.leftoverBudget, minimumRequest: configuration.stop.minimumRequest,
+            clock: loop.clock)
         guard let run = makeRun(kind, sessions: fresh, budget: budget) else {
             reply?(.failure(.internal, "the HTTP engine could not start; see the journal"))
             return
@@ -367,9 +380,11 @@ public final class Daemon {
                 report.sessionsLeft > 0 ? .warning : .info, text,
                 [
                     JournalField(.event, "run-finished"), JournalField(.runKind, report.kind.rawValue),
-                    JournalField(.sessionsTotal, report.sessionsTotal), JournalField(.sessionsEnded, report.sessionsEnded),
+                    JournalField(.sessionsTotal, report.sessionsTotal),
+                    JournalField(.sessionsEnded, report.sessionsEnded),
                     JournalField(.sessionsLeft, report.sessionsLeft), JournalField(.callsEnded, ended),
-                    JournalField(.callsRejected, counts["rejected"] ?? 0), JournalField(.callsFailed, counts["failed"] ?? 0),
+                    JournalField(.callsRejected, counts["rejected"] ?? 0),
+                    JournalField(.callsFailed, counts["failed"] ?? 0),
                     JournalField(.callsExpired, counts["expired"] ?? 0),
                     JournalField(.callsNotStarted, counts["not-started"] ?? 0),
                     JournalField(.durationUsec, report.duration.microseconds),
@@ -434,7 +449,10 @@ public final class Daemon {
         store?.close()
         watchdog.stop()
         let took = budget.elapsed
-        let summary = left == 0 ? "Stopped in \(took.humanReadable)" : "Stopped in \(took.humanReadable), \(left) sessions kept for the next start"
+        let summary =
+            left == 0
+            ? "Stopped in \(took.humanReadable)"
+            : "Stopped in \(took.humanReadable), \(left) sessions kept for the next start"
         notifier.send([.status(summary)])
         journal.record(
             JournalEntry(

@@ -216,10 +216,12 @@ public final class SessionStore {
     @discardableResult
     public func recordOutcome(id: SessionID, outcome: String, attemptsDelta: Int) -> Session? {
         guard !isClosed,
-            let s = table.update(id, {
-                $0.attempts = $0.attempts &+ attemptsDelta
-                $0.lastOutcome = outcome
-            })
+            let s = table.update(
+                id,
+                {
+                    $0.attempts = $0.attempts &+ attemptsDelta
+                    $0.lastOutcome = outcome
+                })
         else { return nil }
         stage(.outcome(id, attempts: s.attempts, lastOutcome: outcome))
         sortedCache = nil
@@ -362,8 +364,10 @@ public final class SessionStore {
             }
             w.bytes.removeAll(keepingCapacity: true)
         }
-        StoreRecord.snapshotHeader(formatVersion: formatVersion, sessionCount: UInt64(count), createdAt: Session.nowMicroseconds())
-            .encode(into: &w)
+        StoreRecord.snapshotHeader(
+            formatVersion: formatVersion, sessionCount: UInt64(count), createdAt: Session.nowMicroseconds()
+        )
+        .encode(into: &w)
         flush(1)
         var inFrame = 0
         for s in sessions {
@@ -407,7 +411,9 @@ public final class SessionStore {
         return UInt64(max(0, ts.tv_sec)) &* 1_000_000 &+ UInt64(max(0, ts.tv_nsec) / 1000)
     }
 
-    private static func readFile(_ dir: StoreDirectory, _ name: String, flags: Int32) throws(StoreError) -> (fd: Int32, bytes: [UInt8])? {
+    private static func readFile(_ dir: StoreDirectory, _ name: String, flags: Int32) throws(StoreError) -> (
+        fd: Int32, bytes: [UInt8]
+    )? {
         guard let fd = try dir.openExisting(name, flags: flags) else { return nil }
         do throws(StoreError) {
             return (fd, try dir.readAll(fd, name: name))
@@ -426,7 +432,9 @@ public final class SessionStore {
     }
 
     // swiftlint:disable:next function_body_length cyclomatic_complexity
-    private static func load(_ dir: StoreDirectory, policy: CompactionPolicy) throws(StoreError) -> (SessionStore, LoadReport) {
+    private static func load(_ dir: StoreDirectory, policy: CompactionPolicy) throws(StoreError) -> (
+        SessionStore, LoadReport
+    ) {
         let snapshotPath = dir.fullPath(snapshotFileName)
         let logPath = dir.fullPath(logFileName)
         try dir.removeIfPresent(snapshotFileName + ".tmp")
@@ -437,10 +445,15 @@ public final class SessionStore {
         if let snapshotFile { _ = Glibc.close(snapshotFile.fd) }
         var logFile = try readFile(dir, logFileName, flags: O_RDWR)
         var logFD: Int32 = logFile?.fd ?? -1
-        func closeLog() { if logFD >= 0 { _ = Glibc.close(logFD); logFD = -1 } }
+        func closeLog() {
+            if logFD >= 0 {
+                _ = Glibc.close(logFD)
+                logFD = -1
+            }
+        }
 
         // A brand-new (or interrupted first-start) directory.
-        if snapshotFile == nil, (logFile?.bytes.isEmpty ?? true) {
+        if snapshotFile == nil, logFile?.bytes.isEmpty ?? true {
             closeLog()
             try dir.writeAtomically(logFileName, [])
             let snapshot = encodeSnapshot([Session](), count: 0, generation: 1)
@@ -483,7 +496,8 @@ public final class SessionStore {
                         frameNumber: read.damage.first?.frameNumber,
                         bytesAffected: read.damage.reduce(0) { $0 + ($1.end - $1.start) },
                         detail: "snapshot failed validation (" + read.reasons.prefix(8).joined(separator: "; ")
-                            + (read.reasons.count > 8 ? "; …" : "") + "); kept \(read.table.count) sessions from good frames"))
+                            + (read.reasons.count > 8 ? "; …" : "")
+                            + "); kept \(read.table.count) sessions from good frames"))
             }
             report.snapshotSessions = sessions.count
         }
@@ -566,12 +580,14 @@ public final class SessionStore {
 
         // Repair. Order matters: preserve damaged bytes first, then replace files only by rename.
         if let tail, let file = logFile {
-            report.preservedFiles.append(try dir.preserveBytes(Array(file.bytes[tail.start..<tail.end]), from: logFileName))
+            report.preservedFiles.append(
+                try dir.preserveBytes(Array(file.bytes[tail.start..<tail.end]), from: logFileName))
         }
         if logDamaged { report.preservedFiles.append(try dir.preserve(logFileName)) }
         if snapshotCorrupt { report.preservedFiles.append(try dir.preserve(snapshotFileName)) }
 
-        let needsSnapshot = snapshotCorrupt || logDamaged || newerFrames > 0 || snapshotFile == nil
+        let needsSnapshot =
+            snapshotCorrupt || logDamaged || newerFrames > 0 || snapshotFile == nil
             || (report.staleLogFramesSkipped > 0 && appliedFrames > 0)
         var generation = snapshotGeneration ?? highestGeneration
         var snapshotBytes = snapshotFile?.bytes.count ?? 0

@@ -193,7 +193,9 @@ struct StoreDirectory {
             candidate = base + "-\(n)"
         }
         defer { _ = Glibc.close(f) }
-        guard fchmod(f, 0o600) == 0 else { throw StoreError.io("fchmod(0600)", path: fullPath(candidate), errno: errno) }
+        guard fchmod(f, 0o600) == 0 else {
+            throw StoreError.io("fchmod(0600)", path: fullPath(candidate), errno: errno)
+        }
         try writeAll(f, bytes, at: 0, name: candidate)
         try fsyncFile(f, name: candidate)
         try fsyncDirectory()

@@ -43,7 +43,8 @@ public final class CleanupRun {
     }
 
     /// Reported as each session's last call finishes: the daemon updates the store from it.
-    public typealias SessionFinished = (_ session: SessionID, _ ended: Bool, _ outcome: CallOutcome, _ attempts: Int) -> Void
+    public typealias SessionFinished = (_ session: SessionID, _ ended: Bool, _ outcome: CallOutcome, _ attempts: Int) ->
+        Void
 
     private enum State {
         case queued
@@ -137,7 +138,8 @@ public final class CleanupRun {
         self.sessions.reserveCapacity(sessions.count)
         for session in sessions {
             let index = self.sessions.count
-            self.sessions.append(SessionProgress(id: session.id, label: session.label, callsLeft: session.endpoints.count))
+            self.sessions.append(
+                SessionProgress(id: session.id, label: session.label, callsLeft: session.endpoints.count))
             for name in session.endpoints {
                 let endSession = byName[name].map { EndSessionCall(session: session, endpoint: $0) }
                 calls.append(Call(session: index, endSession: endSession, endpointName: name))
@@ -159,7 +161,10 @@ public final class CleanupRun {
                 continue
             }
             if let credential = endSession.endpoint.tokenCredential, tokens[credential] == nil {
-                finish(index, .failed(cause: "credential '\(credential)' for endpoint '\(endSession.endpoint.name)' is unavailable"))
+                finish(
+                    index,
+                    .failed(
+                        cause: "credential '\(credential)' for endpoint '\(endSession.endpoint.name)' is unavailable"))
                 continue
             }
             queue.append(index)
@@ -349,7 +354,8 @@ public final class CleanupRun {
                 [
                     JournalField(.event, "expired"), JournalField(.runKind, kind.rawValue),
                     JournalField(.budgetUsec, budget.total.microseconds),
-                    JournalField(.timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
+                    JournalField(
+                        .timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
                 ]))
         for index in calls.indices {
             switch calls[index].state {
@@ -364,7 +370,8 @@ public final class CleanupRun {
             case .queued, .parked:
                 finish(
                     index,
-                    calls[index].attempts > 0 ? .expired : .notStarted(reason: "the budget expired (\(reason.rawValue))"))
+                    calls[index].attempts > 0
+                        ? .expired : .notStarted(reason: "the budget expired (\(reason.rawValue))"))
             case .done:
                 break
             }

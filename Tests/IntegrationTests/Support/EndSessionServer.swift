@@ -3,9 +3,11 @@ import Glibc
 
 /// `Tests/Support/endsession_server.py` on 127.0.0.1 or ::1, started and stopped by a test.
 /// The behaviour of each call is chosen by the session key's prefix (ok-, no-, flaky-, hang-, …).
-final class EndSessionServer {
+/// `@unchecked Sendable`: nothing changes after init; every query starts its own process.
+final class EndSessionServer: @unchecked Sendable {
     let port: Int
     let host: String
+    let latencyMilliseconds: Int
     let tls: Bool
     private let process = Process()
     private let directory: ScratchDirectory
@@ -20,6 +22,7 @@ final class EndSessionServer {
         tokenFile: String? = nil
     ) throws {
         self.host = host
+        self.latencyMilliseconds = latencyMilliseconds
         tls = certificate != nil
         directory = try ScratchDirectory("server")
         let ready = directory.path + "/port"
@@ -42,7 +45,9 @@ final class EndSessionServer {
         self.port = port
     }
 
-    deinit {
+    deinit { stop() }
+
+    func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -79,17 +84,26 @@ final class EndSessionServer {
 
     /// The hash the server shows instead of a key: sha256 hex, first 12 digits.
     static func hash(_ key: String) -> String {
+        (try? hashes(of: [key]))?[key] ?? ""
+    }
+
+    /// The hashes of many keys, from one run of the server's `--hash`.
+    static func hashes(of keys: [String]) throws -> [String: String] {
+        guard !keys.isEmpty else { return [:] }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", supportDirectory + "/endsession_server.py", "--hash", key]
+        process.arguments = ["python3", supportDirectory + "/endsession_server.py", "--hash"] + keys
         let out = Pipe()
         process.standardOutput = out
-        try? process.run()
+        try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return String(text.split(separator: " ").last ?? "")
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        guard lines.count == keys.count else { throw TestSetupError("--hash printed \(lines.count) lines") }
+        return Dictionary(uniqueKeysWithValues: zip(keys, lines))
     }
+
+    func hashes(of keys: [String]) throws -> [String: String] { try Self.hashes(of: keys) }
 
     /// A port on 127.0.0.1 nothing listens on (bound, then closed).
     static func closedPort() -> Int {

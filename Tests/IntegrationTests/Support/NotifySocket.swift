@@ -18,7 +18,9 @@ final class NotifySocket {
             for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
