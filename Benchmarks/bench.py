@@ -670,7 +670,8 @@ class Bench:
             scale = n / calls
             row = {"wall_s": wall * scale, "cpu_s": cpu * scale, "measured_calls": calls, "extrapolated": scale != 1,
                    "measured_wall_s": wall, "measured_cpu_s": cpu, "exit": child.status,
-                   "server_requests": final["requests"], "peak_rss_mb": child.maxrss_mb}
+                   "server_requests": final["requests"], "peak_rss_mb": child.maxrss_mb,
+                   "server_max_late_us": final["max_late_us"]}
             daemon = self.stop_rows.get((n, 1))
             if daemon and daemon["ok"]:
                 row["wall_vs_daemon"] = row["wall_s"] / daemon["wall_s"]
@@ -980,6 +981,7 @@ SECTIONS = [
         ("wall s", lambda r: fmt(r.get("wall_s")), ">"), ("ideal s", lambda r: fmt(r.get("ideal_s")), ">"),
         ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
         ("1st call ms", lambda r: fmt(r.get("first_call_ms"), ".1f"), ">"),
+        ("server late ms", lambda r: fmt(r.get("server_max_late_us") and r["server_max_late_us"] / 1000, ".1f"), ">"),
         ("CPU s (stop)", lambda r: fmt(r.get("cpu_stop_s")), ">"),
         ("CPU s (all)", lambda r: fmt(r.get("cpu_total_s")), ">"),
         ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
@@ -993,6 +995,8 @@ SECTIONS = [
         ("wall ÷ daemon", lambda r: fmt(r.get("wall_vs_daemon"), ".2f"), ">"),
         ("CPU ÷ daemon", lambda r: fmt(r.get("cpu_vs_daemon"), ".2f"), ">"),
         ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
+        ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
+        ("server late ms", lambda r: fmt(r.get("server_max_late_us") and r["server_max_late_us"] / 1000, ".1f"), ">"),
         ("exit", lambda r: fmt(r.get("exit"), "d"), ">"),
         ("server count", lambda r: fmt(r.get("server_requests"), ",d"), ">")]),
     ("idle", "Idle daemon", [
