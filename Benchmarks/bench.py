@@ -77,18 +77,39 @@ def clean_env(home, **extra):
     return env
 
 
-class Child:
-    """A process we started; waited for through a pidfd (bounded), reaped with wait4."""
+# A child's ru_maxrss is at least the RSS of the process it was forked from: exec() records the
+# old mm's high-water mark (with vfork, the parent's own mm) in the child's rusage.  Spawned
+# straight from this Python process, every child would "peak" at the suite's ~30-200 MB.  So
+# children are started by a small /bin/sh that forks them in the background and exits; this
+# process is a child subreaper (prctl), so they are re-parented to it and reaped here.
+LAUNCHER = 'i=$1 o=$2 e=$3; shift 3; "$@" <"$i" >>"$o" 2>>"$e" & echo $!'
+PR_SET_CHILD_SUBREAPER = 36
 
-    def __init__(self, argv, env, stdin=None, stdout=None, stderr=None):
+
+def become_subreaper():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+class Child:
+    """A process we started (through LAUNCHER); waited for through a pidfd (bounded), reaped
+    with wait4.  stdin/stdout/stderr are paths (stdout and stderr are appended to)."""
+
+    def __init__(self, argv, env, stdin="/dev/null", stdout="/dev/null", stderr=None):
         self.argv = argv
         self.t_spawn = time.monotonic()
-        self.popen = subprocess.Popen(
-            [str(a) for a in argv], env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else subprocess.DEVNULL,
-            stderr=stderr if stderr is not None else subprocess.DEVNULL)
-        self.pid = self.popen.pid
-        self.pidfd = os.pidfd_open(self.pid)
+        launcher = subprocess.Popen(
+            ["/bin/sh", "-c", LAUNCHER, "sh", str(stdin), str(stdout), str(stderr or stdout)] + [str(a) for a in argv],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        line = launcher.stdout.readline()
+        launcher.stdout.close()
+        launcher.wait(10)
+        if not line.strip().isdigit():
+            raise BenchError(f"could not start {argv[0]}")
+        self.pid = int(line)
+        self.pidfd = os.pidfd_open(self.pid)  # an exited child stays a zombie until we reap it
         self.status = None  # exit code; negative: killed by that signal
         self.rusage = None
         self.t_exit = None
@@ -105,7 +126,6 @@ class Child:
         self.t_exit = time.monotonic()
         _, status, self.rusage = os.wait4(self.pid, 0)
         self.status = os.waitstatus_to_exitcode(status)
-        self.popen.returncode = self.status
         os.close(self.pidfd)
         _children.remove(self)
         return True
@@ -235,9 +255,8 @@ class LoadServer:
         self.dir = bench.newdir(tag)
         ready = self.dir / "port"
         self.out_path = self.dir / "out.json"
-        with open(self.out_path, "w") as out, open(self.dir / "err.log", "w") as err:
-            self.child = Child([bench.loadserver, "--host", HOST, "--port", "0", "--latency-ms", latency_ms,
-                                "--ready-file", ready], bench.env(), stdout=out, stderr=err)
+        self.child = Child([bench.loadserver, "--host", HOST, "--port", "0", "--latency-ms", latency_ms,
+                            "--ready-file", ready], bench.env(), stdout=self.out_path, stderr=self.dir / "err.log")
         for _ in range(250):  # 5 s
             if ready.exists() and ready.read_text().strip():
                 break
@@ -343,9 +362,8 @@ class Daemon:
                  "NOTIFY_SOCKET": self.notify.path}
         if self.watchdog_usec:
             extra["WATCHDOG_USEC"] = self.watchdog_usec
-        with open(self.dir / "daemon.log", "ab") as log:
-            self.child = Child([self.bench.daemon, "daemon", "--config", self.config], self.bench.env(**extra),
-                               stdout=log, stderr=log)
+        self.child = Child([self.bench.daemon, "daemon", "--config", self.config], self.bench.env(**extra),
+                           stdout=self.dir / "daemon.log")
         deadline = time.monotonic() + ready_timeout
         while not self.notify.ready.wait(0.02):
             if self.child.wait(0):
@@ -649,11 +667,10 @@ class Bench:
                     argv = ["curl", "-s", "--parallel", "--parallel-immediate", "--parallel-max", str(CONCURRENCY),
                             "--config", config]
                 timeout = 60 + calls * (0.2 if peer in ("seq", "xargs") else 0.01)
-                with open(url_file) as stdin, open(d / "out.log", "w") as out:
-                    child = Child(argv, self.env(), stdin=stdin, stdout=out, stderr=out)
-                    if not child.wait(timeout):
-                        child.kill()
-                        raise BenchError(f"{label} still running after {timeout:.0f} s (killed)")
+                child = Child(argv, self.env(), stdin=url_file, stdout=d / "out.log")
+                if not child.wait(timeout):
+                    child.kill()
+                    raise BenchError(f"{label} still running after {timeout:.0f} s (killed)")
                 wall, cpu = child.t_exit - child.t_spawn, child.cpu
                 final = server.stop()
             finally:
@@ -1167,6 +1184,7 @@ def main():
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, interrupted)
+    become_subreaper()
     bench = Bench(args)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     info = machine_info(bench.daemon)
