@@ -306,3 +306,26 @@ final class ControlAuthorizationTests: XCTestCase {
         XCTAssertNotNil(daemon.waitForExit(timeout: 10))
     }
 }
+
+final class StatusTests: XCTestCase {
+    func testStatusShowsTheLastStopRunAfterARestart() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("status")
+        let config = "[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\n"
+        let first = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(first.waitUntilReady())
+        _ = try BuiltBinary.run(["register", "--endpoint", "auth", "--socket", first.socketPath], stdin: "ok-1\n")
+        _ = try BuiltBinary.run(["register", "--endpoint", "auth", "--socket", first.socketPath], stdin: "no-2\n")
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.waitForExit(timeout: 10), 75)
+        let second = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(second.waitUntilReady())
+        let status = try BuiltBinary.run(["status", "--json", "--socket", second.socketPath])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.out.utf8)) as? [String: Any])
+        let last = try XCTUnwrap(object["last_stop_run"] as? [String: Any], status.out)
+        XCTAssertEqual(last["sessions_ended"] as? Int, 1)
+        XCTAssertEqual(last["sessions_left"] as? Int, 1)
+        XCTAssertEqual(object["sessions"] as? Int, 1)
+        second.signal(SIGKILL)
+    }
+}
