@@ -178,6 +178,27 @@ final class EndingSessionsTests: XCTestCase {
         XCTAssertEqual(stop(daemon), 0)
     }
 
+    /// libcurl is dlopened by the first run, not at exec: an idle daemon maps none of it.
+    func testLibcurlIsMappedOnlyOnceARunNeedsIt() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon([("auth", server.endSessionURL)])
+        func mapsLibcurl() throws -> Bool {
+            // Read to the end: /proc files report a size of 0, which String(contentsOfFile:) trusts.
+            guard let maps = FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps") else {
+                throw TestSetupError("cannot open /proc/\(daemon.pid)/maps")
+            }
+            defer { try? maps.close() }
+            return String(decoding: maps.readDataToEndOfFile(), as: UTF8.self).contains("/libcurl.so.4")
+        }
+        let id = try register("ok-lazy", on: daemon)
+        XCTAssertFalse(try mapsLibcurl(), "an idle daemon has libcurl mapped")
+        let ended = try BuiltBinary.run(["end", id, "--socket", daemon.socketPath])
+        XCTAssertEqual(ended.status, 0, ended.err)
+        XCTAssertEqual(try server.calls(for: "ok-lazy").successes, 1)
+        XCTAssertTrue(try mapsLibcurl(), "the run loaded libcurl")
+        XCTAssertEqual(stop(daemon), 0)
+    }
+
     func testBearerTokenComesFromTheCredentialsDirectory() throws {
         let credentials = try ScratchDirectory("credentials")
         let tokenFile = try credentials.write("api-token", "s3cret-token\n")
