@@ -202,6 +202,16 @@ public final class Daemon {
         journal.record(JournalEntry(.info, "Reloading configuration", [JournalField(.event, "reloading")]))
         do {
             let (loaded, files) = try ConfigurationLoader.load(path: paths.configFile, required: paths.configRequired)
+            if loaded.control != configuration.control {
+                journal.record(
+                    JournalEntry(
+                        .notice, "[Control] changes take effect at the next start (the socket stays as it is)",
+                        [JournalField(.event, "reload-partial")]))
+            }
+            // The engine's connection limits follow MaxConcurrentRequests=: rebuild it when idle.
+            if loaded.stop.maxConcurrentRequests != configuration.stop.maxConcurrentRequests, backgroundRuns.isEmpty {
+                engine = nil
+            }
             configuration = loaded
             configurationFiles = files
             journal.record(
