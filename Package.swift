@@ -4,7 +4,8 @@ import PackageDescription
 /// session-cleanup: a systemd daemon that ends registered remote sessions when it is stopped.
 ///
 /// Layout: two C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
-/// interface), the domain library `SessionCleanup` (no globals), and thin executables.
+/// interface, which it dlopens on first use), the domain library `SessionCleanup` (no globals),
+/// and thin executables.
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -25,7 +26,8 @@ let package = Package(
         .target(
             name: "CCurl",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
-            linkerSettings: [.linkedLibrary("curl")]
+            // No libcurl: the shim dlopens it on first use (see ccurl.h). dlopen is in libc
+            // itself since glibc 2.34; link "dl" as well for an older glibc.
         ),
         .target(
             name: "SessionCleanup",

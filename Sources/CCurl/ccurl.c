@@ -1,74 +1,198 @@
 #include "ccurl.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
+/* ---- Loading --------------------------------------------------------------------------- */
+
+/* Every libcurl function the shim calls. Each becomes a field of `api` typed from its
+ * prototype in <curl/curl.h> (so the variadic setopt/getinfo stay variadic), resolved by name.
+ * The names are never called directly: the shim does not link libcurl. */
+#define CCURL_FUNCTIONS(X) \
+    X(global_init)         \
+    X(easy_init)           \
+    X(easy_cleanup)        \
+    X(easy_reset)          \
+    X(easy_setopt)         \
+    X(easy_getinfo)        \
+    X(easy_strerror)       \
+    X(multi_init)          \
+    X(multi_cleanup)       \
+    X(multi_setopt)        \
+    X(multi_add_handle)    \
+    X(multi_remove_handle) \
+    X(multi_socket_action) \
+    X(multi_info_read)     \
+    X(multi_strerror)      \
+    X(url)                 \
+    X(url_set)             \
+    X(url_get)             \
+    X(url_cleanup)         \
+    X(url_strerror)        \
+    X(free)                \
+    X(getdate)             \
+    X(slist_append)        \
+    X(slist_free_all)
+
+struct ccurl_api {
+#define CCURL_FIELD(name) __typeof__(&curl_##name) name;
+    CCURL_FUNCTIONS(CCURL_FIELD)
+#undef CCURL_FIELD
+};
+
+/* Filled once under load_lock, then published by `loaded` (release); read after an acquire
+ * load of `loaded`, or through a handle, which only exists once it was set. */
+static struct ccurl_api api;
+static atomic_int loaded;
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static char load_error[512];
+
+static int is_loaded(void) { return atomic_load_explicit(&loaded, memory_order_acquire); }
+
+static void set_load_error(const char *text) {
+    snprintf(load_error, sizeof load_error, "%s", text != NULL ? text : "unknown dlopen failure");
+}
+
+/* dlsym(library, name) into *symbol: 1, or 0 with the reason recorded. */
+static int resolve(void *library, const char *name, void **symbol) {
+    (void)dlerror();
+    *symbol = dlsym(library, name);
+    if (*symbol != NULL) return 1;
+    /* dlerror names the library and the symbol; it is NULL if the symbol's value was NULL. */
+    const char *why = dlerror();
+    char text[sizeof load_error];
+    if (why == NULL) snprintf(text, sizeof text, "%s: symbol %s is NULL", CCURL_LIBRARY, name);
+    set_load_error(why != NULL ? why : text);
+    return 0;
+}
+
+int ccurl_load(void) {
+    if (is_loaded()) return 0;
+    pthread_mutex_lock(&load_lock);
+    int rc = 0;
+    if (!atomic_load_explicit(&loaded, memory_order_relaxed)) {
+        rc = -1;
+        void *library = dlopen(CCURL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL) {
+            set_load_error(dlerror());
+        } else {
+            struct ccurl_api resolved;
+            memset(&resolved, 0, sizeof resolved);
+            void *symbol = NULL;
+            int complete = 1;
+#define CCURL_RESOLVE(name) \
+    if (complete && (complete = resolve(library, "curl_" #name, &symbol))) \
+        resolved.name = (__typeof__(resolved.name))symbol;
+            CCURL_FUNCTIONS(CCURL_RESOLVE)
+#undef CCURL_RESOLVE
+            if (complete) {
+                api = resolved;
+                atomic_store_explicit(&loaded, 1, memory_order_release);
+                load_error[0] = '\0';
+                rc = 0;
+            } else {
+                /* A libcurl.so.4 older than 7.80 (no curl_url_strerror), say. */
+                dlclose(library);
+            }
+        }
+    }
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+const char *ccurl_load_error(void) { return load_error; }
+
 /* ---- Global ---------------------------------------------------------------------------- */
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_result = CURLE_FAILED_INIT;
 
-static void global_init_once(void) { global_result = curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void global_init_once(void) { global_result = api.global_init(CURL_GLOBAL_DEFAULT); }
 
 CURLcode ccurl_global_init(void) {
+    if (!is_loaded()) return CURLE_FAILED_INIT;
     pthread_once(&global_once, global_init_once);
     return global_result;
 }
 
+/* ---- Plain calls ----------------------------------------------------------------------- */
+
+static const char not_loaded[] = "libcurl is not loaded";
+
+CURLM *ccurl_multi_init(void) { return is_loaded() ? api.multi_init() : NULL; }
+
+CURLMcode ccurl_multi_cleanup(CURLM *multi) { return api.multi_cleanup(multi); }
+
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy) { return api.multi_add_handle(multi, easy); }
+
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy) { return api.multi_remove_handle(multi, easy); }
+
+CURLMcode ccurl_multi_socket_action(CURLM *multi, curl_socket_t fd, int ev_bitmask, int *running_handles) {
+    return api.multi_socket_action(multi, fd, ev_bitmask, running_handles);
+}
+
+const char *ccurl_easy_strerror(CURLcode code) { return is_loaded() ? api.easy_strerror(code) : not_loaded; }
+
+const char *ccurl_multi_strerror(CURLMcode code) { return is_loaded() ? api.multi_strerror(code) : not_loaded; }
+
+const char *ccurl_url_strerror(CURLUcode code) { return is_loaded() ? api.url_strerror(code) : not_loaded; }
+
 /* ---- Typed option wrappers ------------------------------------------------------------- */
 
 CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value) {
-    return curl_easy_setopt(easy, option, value);
+    return api.easy_setopt(easy, option, value);
 }
 
 CURLcode ccurl_easy_set_off_t(CURL *easy, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(easy, option, value);
+    return api.easy_setopt(easy, option, value);
 }
 
 CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value) {
-    return curl_easy_setopt(easy, option, value);
+    return api.easy_setopt(easy, option, value);
 }
 
 CURLcode ccurl_easy_set_pointer(CURL *easy, CURLoption option, void *value) {
-    return curl_easy_setopt(easy, option, value);
+    return api.easy_setopt(easy, option, value);
 }
 
 CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value) {
-    return curl_easy_getinfo(easy, info, value);
+    return api.easy_getinfo(easy, info, value);
 }
 
 CURLcode ccurl_easy_get_off_t(CURL *easy, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(easy, info, value);
+    return api.easy_getinfo(easy, info, value);
 }
 
 CURLcode ccurl_easy_get_string(CURL *easy, CURLINFO info, const char **value) {
     char *text = NULL;
-    CURLcode rc = curl_easy_getinfo(easy, info, &text);
+    CURLcode rc = api.easy_getinfo(easy, info, &text);
     *value = text;
     return rc;
 }
 
 CURLMcode ccurl_multi_set_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
+    return api.multi_setopt(multi, option, value);
 }
 
 CURLMcode ccurl_multi_set_callbacks(
     CURLM *multi, curl_socket_callback socket_fn, curl_multi_timer_callback timer_fn, void *userp) {
     CURLMcode rc;
-    if ((rc = curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) != CURLM_OK) return rc;
-    if ((rc = curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, userp)) != CURLM_OK) return rc;
-    if ((rc = curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, timer_fn)) != CURLM_OK) return rc;
-    return curl_multi_setopt(multi, CURLMOPT_TIMERDATA, userp);
+    if ((rc = api.multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, socket_fn)) != CURLM_OK) return rc;
+    if ((rc = api.multi_setopt(multi, CURLMOPT_SOCKETDATA, userp)) != CURLM_OK) return rc;
+    if ((rc = api.multi_setopt(multi, CURLMOPT_TIMERFUNCTION, timer_fn)) != CURLM_OK) return rc;
+    return api.multi_setopt(multi, CURLMOPT_TIMERDATA, userp);
 }
 
 int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
     int queued = 0;
     CURLMsg *msg;
-    while ((msg = curl_multi_info_read(multi, &queued)) != NULL) {
+    while ((msg = api.multi_info_read(multi, &queued)) != NULL) {
         if (msg->msg != CURLMSG_DONE) continue;
         *easy = msg->easy_handle;
         *result = msg->data.result;
@@ -78,23 +202,24 @@ int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
 }
 
 int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https) {
-    CURLU *parsed = curl_url();
+    if (!is_loaded()) return CURLUE_BAD_HANDLE;
+    CURLU *parsed = api.url();
     if (parsed == NULL) return CURLUE_OUT_OF_MEMORY;
     char *scheme = NULL, *host = NULL, *port = NULL;
-    CURLUcode rc = curl_url_set(parsed, CURLUPART_URL, url, 0);
-    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_SCHEME, &scheme, 0);
+    CURLUcode rc = api.url_set(parsed, CURLUPART_URL, url, 0);
+    if (rc == CURLUE_OK) rc = api.url_get(parsed, CURLUPART_SCHEME, &scheme, 0);
     if (rc == CURLUE_OK) {
         if (strcmp(scheme, "http") == 0) *https = 0;
         else if (strcmp(scheme, "https") == 0) *https = 1;
         else rc = CURLUE_UNSUPPORTED_SCHEME;
     }
-    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_HOST, &host, 0);
-    if (rc == CURLUE_OK) rc = curl_url_get(parsed, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (rc == CURLUE_OK) rc = api.url_get(parsed, CURLUPART_HOST, &host, 0);
+    if (rc == CURLUE_OK) rc = api.url_get(parsed, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
     if (rc == CURLUE_OK && peer_cap > 0) snprintf(peer, peer_cap, "%s:%s", host, port);
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(parsed);
+    api.free(scheme);
+    api.free(host);
+    api.free(port);
+    api.url_cleanup(parsed);
     return rc;
 }
 
@@ -119,9 +244,10 @@ struct ccurl_transfer {
 };
 
 ccurl_transfer *ccurl_transfer_new(void) {
+    if (!is_loaded()) return NULL;
     ccurl_transfer *t = calloc(1, sizeof *t);
     if (t == NULL) return NULL;
-    t->easy = curl_easy_init();
+    t->easy = api.easy_init();
     if (t->easy == NULL) {
         free(t);
         return NULL;
@@ -133,7 +259,7 @@ ccurl_transfer *ccurl_transfer_new(void) {
 void ccurl_transfer_free(ccurl_transfer *t) {
     if (t == NULL) return;
     ccurl_transfer_release(t);
-    curl_easy_cleanup(t->easy);
+    api.easy_cleanup(t->easy);
     free(t->body);
     free(t);
 }
@@ -142,7 +268,7 @@ CURL *ccurl_transfer_easy(ccurl_transfer *t) { return t->easy; }
 
 ccurl_transfer *ccurl_transfer_of(CURL *easy) {
     char *private = NULL;
-    if (curl_easy_getinfo(easy, CURLINFO_PRIVATE, &private) != CURLE_OK) return NULL;
+    if (api.easy_getinfo(easy, CURLINFO_PRIVATE, &private) != CURLE_OK) return NULL;
     return (ccurl_transfer *)private;
 }
 
@@ -197,7 +323,7 @@ static long long parse_retry_after(const char *value, size_t length) {
         long long seconds = strtoll(text, &end, 10);
         return (end != NULL && *end == '\0' && seconds >= 0) ? seconds : -1;
     }
-    time_t when = curl_getdate(text, NULL);
+    time_t when = api.getdate(text, NULL);
     if (when == (time_t)-1) return -1;
     time_t now = time(NULL);
     return when > now ? (long long)(when - now) : 0;
@@ -231,16 +357,16 @@ CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body
     t->abort_reason = CCURL_ABORT_NONE;
     t->error[0] = '\0';
     CURLcode rc;
-    if ((rc = curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (char *)t)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, on_body)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, (void *)t)) != CURLE_OK) return rc;
-    if ((rc = curl_easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
-    return curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, (void *)t);
+    if ((rc = api.easy_setopt(t->easy, CURLOPT_PRIVATE, (char *)t)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, on_body)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(t->easy, CURLOPT_WRITEDATA, (void *)t)) != CURLE_OK) return rc;
+    if ((rc = api.easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
+    return api.easy_setopt(t->easy, CURLOPT_HEADERDATA, (void *)t);
 }
 
 int ccurl_transfer_add_header(ccurl_transfer *t, const char *line) {
-    struct curl_slist *grown = curl_slist_append(t->headers, line);
+    struct curl_slist *grown = api.slist_append(t->headers, line);
     if (grown == NULL) return -1;
     t->headers = grown;
     return 0;
@@ -248,7 +374,7 @@ int ccurl_transfer_add_header(ccurl_transfer *t, const char *line) {
 
 CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t) {
     if (t->headers == NULL) return CURLE_OK;
-    return curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+    return api.easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
 }
 
 const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length) {
@@ -264,8 +390,8 @@ const char *ccurl_transfer_error_text(const ccurl_transfer *t) { return t->error
 
 void ccurl_transfer_release(ccurl_transfer *t) {
     /* Back to defaults: frees libcurl's copies of the URL and body, forgets the header list. */
-    curl_easy_reset(t->easy);
-    curl_slist_free_all(t->headers);
+    api.easy_reset(t->easy);
+    api.slist_free_all(t->headers);
     t->headers = NULL;
     if (t->body_capacity > RETAINED_BODY_BYTES) {
         free(t->body);

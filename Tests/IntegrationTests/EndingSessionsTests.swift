@@ -178,6 +178,27 @@ final class EndingSessionsTests: XCTestCase {
         XCTAssertEqual(stop(daemon), 0)
     }
 
+    /// libcurl is dlopened by the first run, not at exec: an idle daemon maps none of it.
+    func testLibcurlIsMappedOnlyOnceARunNeedsIt() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon([("auth", server.endSessionURL)])
+        func mapsLibcurl() throws -> Bool {
+            // Read to the end: /proc files report a size of 0, which String(contentsOfFile:) trusts.
+            guard let maps = FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps") else {
+                throw TestSetupError("cannot open /proc/\(daemon.pid)/maps")
+            }
+            defer { try? maps.close() }
+            return String(decoding: maps.readDataToEndOfFile(), as: UTF8.self).contains("/libcurl.so.4")
+        }
+        let id = try register("ok-lazy", on: daemon)
+        XCTAssertFalse(try mapsLibcurl(), "an idle daemon has libcurl mapped")
+        let ended = try BuiltBinary.run(["end", id, "--socket", daemon.socketPath])
+        XCTAssertEqual(ended.status, 0, ended.err)
+        XCTAssertEqual(try server.calls(for: "ok-lazy").successes, 1)
+        XCTAssertTrue(try mapsLibcurl(), "the run loaded libcurl")
+        XCTAssertEqual(stop(daemon), 0)
+    }
+
     func testBearerTokenComesFromTheCredentialsDirectory() throws {
         let credentials = try ScratchDirectory("credentials")
         let tokenFile = try credentials.write("api-token", "s3cret-token\n")
@@ -304,5 +325,28 @@ final class ControlAuthorizationTests: XCTestCase {
         _ = stalled
         daemon.signal(SIGTERM)
         XCTAssertNotNil(daemon.waitForExit(timeout: 10))
+    }
+}
+
+final class StatusTests: XCTestCase {
+    func testStatusShowsTheLastStopRunAfterARestart() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("status")
+        let config = "[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\n"
+        let first = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(first.waitUntilReady())
+        _ = try BuiltBinary.run(["register", "--endpoint", "auth", "--socket", first.socketPath], stdin: "ok-1\n")
+        _ = try BuiltBinary.run(["register", "--endpoint", "auth", "--socket", first.socketPath], stdin: "no-2\n")
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.waitForExit(timeout: 10), 75)
+        let second = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(second.waitUntilReady())
+        let status = try BuiltBinary.run(["status", "--json", "--socket", second.socketPath])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.out.utf8)) as? [String: Any])
+        let last = try XCTUnwrap(object["last_stop_run"] as? [String: Any], status.out)
+        XCTAssertEqual(last["sessions_ended"] as? Int, 1)
+        XCTAssertEqual(last["sessions_left"] as? Int, 1)
+        XCTAssertEqual(object["sessions"] as? Int, 1)
+        second.signal(SIGKILL)
     }
 }

@@ -8,6 +8,14 @@
  * setopt/getinfo calls. Policy (which options a request gets) lives in Swift; this file only
  * provides mechanism: per-transfer state with a bounded reply buffer, a tag, and an error
  * buffer. Nothing here logs, and nothing here ever formats a URL into a message.
+ *
+ * libcurl is not linked: ccurl_load() dlopens CCURL_LIBRARY on first use and resolves every
+ * libcurl function the shim calls. An idle daemon thus never maps libcurl and its dependency
+ * tree (TLS, GSSAPI, LDAP, ...). Types and constants still come from <curl/curl.h>; only
+ * linking differs. Callers use libcurl through the ccurl_* functions below only, never a
+ * curl_* function directly (the program would not link). Every ccurl_* function other than
+ * ccurl_load and ccurl_load_error requires a successful ccurl_load() first; those that take no
+ * handle check it and fail (NULL, CURLE_FAILED_INIT, "libcurl is not loaded") otherwise.
  */
 #include <curl/curl.h>
 #include <stddef.h>
@@ -42,9 +50,37 @@ enum {
     CCURL_ABORT_NO_MEMORY = 3,
 };
 
+/* ---- Loading ----------------------------------------------------------------------------- */
+
+/* The library ccurl_load() opens: libcurl's soname (ABI 4). */
+#define CCURL_LIBRARY "libcurl.so.4"
+
+/* Loads CCURL_LIBRARY (RTLD_NOW | RTLD_LOCAL) and resolves every libcurl function the shim
+ * uses: 0, or -1 with the reason in ccurl_load_error(). Thread-safe; once it succeeded it
+ * returns 0 at once and the library stays loaded for the life of the process. A failure is not
+ * sticky: the next call tries again (say, after libcurl was reinstalled). */
+int ccurl_load(void);
+/* Why the last failed ccurl_load() failed (dlerror's text, which names the library or the
+ * missing symbol), or "" if none failed. Valid until the next failing ccurl_load(). */
+const char *ccurl_load_error(void);
+
 /* curl_global_init(CURL_GLOBAL_DEFAULT), exactly once per process however often it is called
- * and from whichever thread; returns its CURLcode (the first call's, every time). */
+ * and from whichever thread, after ccurl_load() succeeded; returns its CURLcode (the first
+ * call's, every time), or CURLE_FAILED_INIT without calling it when libcurl is not loaded. */
 CURLcode ccurl_global_init(void);
+
+/* ---- Plain libcurl calls: each calls the libcurl function of the same name. --------------- */
+
+/* NULL when libcurl is not loaded. */
+CURLM *ccurl_multi_init(void);
+CURLMcode ccurl_multi_cleanup(CURLM *multi);
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_socket_action(CURLM *multi, curl_socket_t fd, int ev_bitmask, int *running_handles);
+/* The *_strerror texts; "libcurl is not loaded" when it is not. */
+const char *ccurl_easy_strerror(CURLcode code);
+const char *ccurl_multi_strerror(CURLMcode code);
+const char *ccurl_url_strerror(CURLUcode code);
 
 /* Typed wrappers for the variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt. */
 CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value);
@@ -67,8 +103,9 @@ CURLMcode ccurl_multi_set_callbacks(
 int ccurl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
 
 /* Parses `url` without keeping it: returns a CURLUcode (CURLUE_UNSUPPORTED_SCHEME unless
- * http or https); on success writes "host:port" (port defaulted from the scheme, IPv6 hosts in
- * brackets) into `peer`, truncated to fit, and sets *https. Never writes the path or query. */
+ * http or https; CURLUE_BAD_HANDLE when libcurl is not loaded); on success writes "host:port"
+ * (port defaulted from the scheme, IPv6 hosts in brackets) into `peer`, truncated to fit, and
+ * sets *https. Never writes the path or query. */
 int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https);
 
 /* ---- Transfers ---------------------------------------------------------------------------
@@ -77,7 +114,8 @@ int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https);
  * prepare, run, read results, release, prepare again. */
 typedef struct ccurl_transfer ccurl_transfer;
 
-/* A new transfer with its own easy handle, or NULL when out of memory. */
+/* A new transfer with its own easy handle, or NULL when out of memory (or libcurl is not
+ * loaded). */
 ccurl_transfer *ccurl_transfer_new(void);
 /* Frees the transfer and its easy handle. It must not be in a multi handle. */
 void ccurl_transfer_free(ccurl_transfer *t);

@@ -86,16 +86,23 @@ public final class HTTPEngine {
 
     /// Creates an engine that runs its transfers in `loop`.
     ///
+    /// libcurl is loaded (`dlopen`) by the first engine a process creates, not at exec time, so a
+    /// process that never runs a transfer never maps it and its dependencies.
+    ///
     /// - Parameters:
     ///   - maxConnectionsPerHost: connections open at once to one host and port (at least 1).
     ///   - maxTotalConnections: connections open at once in all, and kept alive when idle.
-    /// - Throws: ``HTTPEngineError`` when libcurl cannot be initialised.
+    /// - Throws: ``HTTPEngineError`` when libcurl cannot be loaded (the error names
+    ///   `libcurl.so.4` and says why) or initialised.
     public init(loop: EventLoop, maxConnectionsPerHost: Int, maxTotalConnections: Int) throws {
+        guard ccurl_load() == 0 else {
+            throw HTTPEngineError("load \(CCURL_LIBRARY)", detail: String(cString: ccurl_load_error()))
+        }
         let global = ccurl_global_init()
         guard global == CURLE_OK else {
             throw HTTPEngineError("curl_global_init", detail: Self.text(of: global))
         }
-        guard let multi = curl_multi_init() else {
+        guard let multi = ccurl_multi_init() else {
             throw HTTPEngineError("curl_multi_init", detail: "libcurl could not allocate a multi handle")
         }
         let perHost = max(1, maxConnectionsPerHost)
@@ -108,7 +115,7 @@ public final class HTTPEngine {
         for (option, value, name) in settings {
             let rc = ccurl_multi_set_long(multi, option, value)
             guard rc == CURLM_OK else {
-                curl_multi_cleanup(multi)
+                ccurl_multi_cleanup(multi)
                 throw HTTPEngineError("curl_multi_setopt", detail: "\(name): \(Self.text(of: rc))")
             }
         }
@@ -140,7 +147,7 @@ public final class HTTPEngine {
         // libcurl closes kept-alive connections in cleanup; it must not call back into a
         // half-destroyed engine, so detach first and unregister what is left by hand.
         _ = ccurl_multi_set_callbacks(multi, nil, nil, nil)
-        curl_multi_cleanup(multi)
+        ccurl_multi_cleanup(multi)
         for fd in watched { loop.unwatch(fd) }
         if let timer { loop.cancel(timer) }
         for transfer in pool { ccurl_transfer_free(transfer) }
@@ -231,7 +238,7 @@ public final class HTTPEngine {
             recycle(transfer)
             throw error
         }
-        let rc = curl_multi_add_handle(multi, ccurl_transfer_easy(transfer))
+        let rc = ccurl_multi_add_handle(multi, ccurl_transfer_easy(transfer))
         guard rc == CURLM_OK else {
             recycle(transfer)
             throw HTTPEngineError("curl_multi_add_handle", entry.request.redactedURL, detail: Self.text(of: rc))
@@ -257,7 +264,7 @@ public final class HTTPEngine {
     private func finish(_ tag: UInt64, outcome: HTTPResult.Outcome, reusedConnection: Bool) {
         guard let entry = transfers.removeValue(forKey: tag) else { return }
         if let handle = entry.handle {
-            curl_multi_remove_handle(multi, ccurl_transfer_easy(handle))
+            ccurl_multi_remove_handle(multi, ccurl_transfer_easy(handle))
             recycle(handle)
             running -= 1
             origins[entry.origin]?.running -= 1
@@ -333,7 +340,7 @@ public final class HTTPEngine {
             return String(cString: base)
         }
         guard code == CURLUE_OK.rawValue else {
-            let reason = String(cString: curl_url_strerror(CURLUcode(rawValue: UInt32(bitPattern: code))))
+            let reason = String(cString: ccurl_url_strerror(CURLUcode(rawValue: UInt32(bitPattern: code))))
             throw HTTPEngineError("parse URL", request.redactedURL, detail: reason)
         }
         return (peer, (https != 0 ? "https://" : "http://") + peer)
@@ -518,7 +525,7 @@ public final class HTTPEngine {
 
     private func socketAction(_ fd: Int32, _ mask: Int32) {
         var running: Int32 = 0
-        let rc = curl_multi_socket_action(multi, fd, mask, &running)
+        let rc = ccurl_multi_socket_action(multi, fd, mask, &running)
         if rc != CURLM_OK {
             lastInternalError = HTTPEngineError("curl_multi_socket_action", detail: Self.text(of: rc))
         }
@@ -535,7 +542,7 @@ public final class HTTPEngine {
             let tag = ccurl_transfer_tag(transfer)
             guard let entry = transfers[tag], entry.handle == transfer else {
                 // Not ours any more (cannot happen): detach it so libcurl forgets it.
-                curl_multi_remove_handle(multi, easy)
+                ccurl_multi_remove_handle(multi, easy)
                 recycle(transfer)
                 continue
             }
@@ -608,6 +615,6 @@ public final class HTTPEngine {
         }
     }
 
-    private static func text(of code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
-    private static func text(of code: CURLMcode) -> String { String(cString: curl_multi_strerror(code)) }
+    private static func text(of code: CURLcode) -> String { String(cString: ccurl_easy_strerror(code)) }
+    private static func text(of code: CURLMcode) -> String { String(cString: ccurl_multi_strerror(code)) }
 }

@@ -136,6 +136,7 @@ extension Daemon: ControlRequestHandler {
         ]
         if let progress = stopRun?.progressText { object["progress"] = .string(progress) }
         if peer.uid == 0, let lastReport { object["last_run"] = Self.summary(lastReport) }
+        if peer.uid == 0, let lastStopSummary { object["last_stop_run"] = lastStopSummary }
         return .object(object)
     }
 

@@ -1,3 +1,6 @@
+import FoundationEssentials
+import Glibc
+
 /// The long-running daemon: starts, reports ready, feeds the watchdog, reloads on SIGHUP, and
 /// on SIGTERM runs the stop run inside its budget, then returns the exit status.
 ///
@@ -64,6 +67,9 @@ public final class Daemon {
     private var commitTimer: EventLoop.TimerID?
     /// The last finished run's report, for `status`.
     public private(set) var lastReport: RunReport?
+    /// The summary of the last stop run, kept in the state directory across restarts.
+    private(set) var lastStopSummary: JSONValue?
+    static let lastStopDocument = "last-stop-run.json"
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
     public init(
@@ -94,6 +100,10 @@ public final class Daemon {
         self.store = store
         recordLoad(loadReport)
         for session in store.allSessions { countOwner(session.ownerUID, by: 1) }
+        lastStopSummary = store.readDocument(Self.lastStopDocument).flatMap {
+            try? JSONDecoder().decode(JSONValue.self, from: Data($0))
+        }
+        checkDescriptorLimit()
         let control = configuration.control
         controlServer = try ControlServer(
             socketPath: paths.controlSocket, socketMode: control.socketMode, socketGroup: control.socketGroup,
@@ -192,6 +202,16 @@ public final class Daemon {
         journal.record(JournalEntry(.info, "Reloading configuration", [JournalField(.event, "reloading")]))
         do {
             let (loaded, files) = try ConfigurationLoader.load(path: paths.configFile, required: paths.configRequired)
+            if loaded.control != configuration.control {
+                journal.record(
+                    JournalEntry(
+                        .notice, "[Control] changes take effect at the next start (the socket stays as it is)",
+                        [JournalField(.event, "reload-partial")]))
+            }
+            // The engine's connection limits follow MaxConcurrentRequests=: rebuild it when idle.
+            if loaded.stop.maxConcurrentRequests != configuration.stop.maxConcurrentRequests, backgroundRuns.isEmpty {
+                engine = nil
+            }
             configuration = loaded
             configurationFiles = files
             journal.record(
@@ -312,6 +332,43 @@ public final class Daemon {
         repliesAwaitingCommit = []
         for (reply, response) in waiting {
             reply(error.map { .failure(.internal, "not saved: \($0)") } ?? response)
+        }
+    }
+
+    /// Raises the soft descriptor limit to the hard one (systemd's default soft limit is 1024)
+    /// and says so if `MaxConcurrentRequests=` connections plus control clients still do not fit.
+    private func checkDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        let needed = rlim_t(configuration.stop.maxConcurrentRequests + ControlServer.Limits().maxClients + 64)
+        if limit.rlim_cur < needed {
+            journal.record(
+                JournalEntry(
+                    .warning,
+                    "Only \(limit.rlim_cur) file descriptors allowed; MaxConcurrentRequests="
+                        + "\(configuration.stop.maxConcurrentRequests) and the control socket want \(needed): raise LimitNOFILE=",
+                    [JournalField(.event, "descriptor-limit")]))
+        }
+    }
+
+    /// Keeps the stop run's summary (counts and timing, no keys) for `status` after the restart.
+    private func saveStopSummary(_ report: RunReport) {
+        guard case .object(var summary) = Self.summary(report) else { return }
+        summary["finished_at_usec"] = .integer(Int64(clamping: wallClockMicroseconds()))
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try store?.writeDocument(Self.lastStopDocument, Array(try encoder.encode(JSONValue.object(summary))))
+        } catch {
+            journal.record(
+                JournalEntry(
+                    .warning, "The stop run's summary was not saved: \(error)",
+                    [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
         }
     }
 
@@ -437,6 +494,7 @@ public final class Daemon {
         if let report {
             lastReport = report
             recordSummary(report)
+            saveStopSummary(report)
         }
         if let commitTimer { loop.cancel(commitTimer) }
         commitTimer = nil

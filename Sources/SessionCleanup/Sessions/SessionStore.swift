@@ -146,6 +146,22 @@ public final class SessionStore {
         directory.close()
     }
 
+    // MARK: Documents
+
+    /// Replaces a small document kept beside the sessions (e.g. the last stop run's summary),
+    /// atomically and durably, mode 0600. `name` must be a plain file name.
+    public func writeDocument(_ name: String, _ bytes: [UInt8]) throws {
+        try checkOpen()
+        try directory.writeAtomically(name, bytes)
+    }
+
+    /// The document `name`, or nil if there is none (or it cannot be read).
+    public func readDocument(_ name: String) -> [UInt8]? {
+        guard !isClosed, let f = try? directory.openExisting(name, flags: O_RDONLY) else { return nil }
+        defer { _ = Glibc.close(f) }
+        return try? directory.readAll(f, name: name)
+    }
+
     // MARK: Reading
 
     /// Number of sessions (including staged changes).
