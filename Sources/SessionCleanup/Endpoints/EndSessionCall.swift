@@ -12,27 +12,36 @@ public struct EndSessionCall: Sendable {
 
     /// The session's non-secret id.
     public let sessionID: SessionID
-    /// The endpoint's configuration.
-    public let endpoint: EndpointConfiguration
+    /// What every call to this endpoint shares, worked out once per run.
+    public let template: EndpointTemplate
     private let key: SessionKey
 
     /// Pairs a session with one of its endpoints.
-    public init(session: Session, endpoint: EndpointConfiguration) {
+    public init(session: Session, template: EndpointTemplate) {
         sessionID = session.id
         key = session.key
-        self.endpoint = endpoint
+        self.template = template
     }
 
+    /// Pairs a session with one of its endpoints.
+    public init(session: Session, endpoint: EndpointConfiguration) {
+        self.init(session: session, template: EndpointTemplate(endpoint))
+    }
+
+    /// The endpoint's configuration.
+    public var endpoint: EndpointConfiguration { template.configuration }
+
     /// The endpoint URL with the key hidden: safe for the journal.
-    public var redactedURL: String { endpoint.url.replacing(Self.placeholder, with: Self.redaction) }
+    public var redactedURL: String { template.redactedURL }
 
     /// `scheme://host:port` of the endpoint: calls to one origin share connections and fate.
-    public var origin: String { Self.origin(of: endpoint.url) }
+    public var origin: String { template.origin }
 
     /// The request to send, with `timeout`, and `token` as a bearer token if given.
     public func request(timeout: Duration, token: String?) -> HTTPRequest {
         let secret = key.exposedSecret
-        let url = endpoint.url.replacing(Self.placeholder, with: Self.percentEncoded(secret))
+        let endpoint = template.configuration
+        let url = template.urlPieces.joined(separator: Self.percentEncoded(secret))
         var headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
         if let token { headers.append("Authorization: Bearer \(token)") }
         let body = endpoint.body.map { template -> [UInt8] in
@@ -101,6 +110,27 @@ public struct EndSessionCall: Sendable {
             }
         }
         return result
+    }
+}
+
+/// The parts of an endpoint every call shares, computed once per run rather than per call.
+public final class EndpointTemplate: Sendable {
+    /// The endpoint's configuration.
+    public let configuration: EndpointConfiguration
+    /// `scheme://host:port`.
+    public let origin: String
+    /// The URL with the key hidden.
+    public let redactedURL: String
+    /// The URL split at each `{session}`.
+    let urlPieces: [String]
+
+    /// Prepares `configuration`.
+    public init(_ configuration: EndpointConfiguration) {
+        self.configuration = configuration
+        origin = EndSessionCall.origin(of: configuration.url)
+        redactedURL = configuration.url.replacing(EndSessionCall.placeholder, with: EndSessionCall.redaction)
+        urlPieces = configuration.url.split(separator: EndSessionCall.placeholder, omittingEmptySubsequences: false)
+            .map(String.init)
     }
 }
 

@@ -299,10 +299,11 @@ public final class Daemon {
         do {
             try store.commit()
             // An empty store is compacted at once (cheap): keys of ended sessions must not
-            // linger in the log until it grows large enough for the size policy.
+            // linger in the log until it grows large enough for the size policy. Otherwise
+            // compaction (a full snapshot) waits until no run is ending sessions.
             if store.count == 0 && store.statistics.logBytes > 0 {
                 try store.compact()
-            } else {
+            } else if stopRun == nil && backgroundRuns.isEmpty {
                 _ = try store.compactIfNeeded()
             }
             return nil

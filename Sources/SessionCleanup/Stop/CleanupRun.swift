@@ -133,15 +133,15 @@ public final class CleanupRun {
         self.journal = journal
         self.tokens = tokens
         report = RunReport(kind: kind)
-        var byName: [String: EndpointConfiguration] = [:]
-        for endpoint in endpoints { byName[endpoint.name] = endpoint }
+        var byName: [String: EndpointTemplate] = [:]
+        for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint) }
         self.sessions.reserveCapacity(sessions.count)
         for session in sessions {
             let index = self.sessions.count
             self.sessions.append(
                 SessionProgress(id: session.id, label: session.label, callsLeft: session.endpoints.count))
             for name in session.endpoints {
-                let endSession = byName[name].map { EndSessionCall(session: session, endpoint: $0) }
+                let endSession = byName[name].map { EndSessionCall(session: session, template: $0) }
                 calls.append(Call(session: index, endSession: endSession, endpointName: name))
             }
         }
