@@ -627,7 +627,12 @@ class Bench:
                 snapshot = (n == self.snapshot_n and n_endpoints == 1 and i == 0)
                 runs.append(self.stop_once(n, n_endpoints, snapshot=snapshot))
             numeric = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-            row = {k: median([r[k] for r in runs if numeric(r.get(k))]) for k in runs[0]}
+            row = {}
+            for k in runs[0]:
+                values = [r[k] for r in runs if numeric(r.get(k))]
+                # counts stay integers (an even number of runs would average two of them)
+                row[k] = statistics.median_low(values) if values and all(isinstance(v, int) for v in values) \
+                    else median(values)
             row["exit"] = runs[-1]["exit"]
             row["runs"] = len(runs)
             row["wall_runs_s"] = [round(r["wall_s"], 4) for r in runs]
@@ -1162,8 +1167,10 @@ def main():
     p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register")
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
-    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", "/tmp/build-bench/release/session-cleanup"))
-    p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"))
+    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", "/tmp/build-bench/release/session-cleanup"),
+                   help="the session-cleanup binary (default: $SESSION_CLEANUP_BIN or bench.sh's build)")
+    p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"),
+                   help="the loadserver binary (built with cc -O2 if missing)")
     p.add_argument("--pipeline", type=int, default=DEFAULT_PIPELINE,
                    help="requests in flight per control connection when registering in bulk (1: none)")
     p.add_argument("--no-peers-100k", action="store_true", help="skip the peers at N = 100,000")
