@@ -827,6 +827,9 @@ class Bench:
                     if count != stored_n:
                         raise BenchError(f"the restarted daemon holds {count} sessions, expected {stored_n}")
                 start_calls = server.stop()["requests"]
+                if start_calls:
+                    raise BenchError(f"the restarted daemons made {start_calls} calls at start for sessions "
+                                     "no stop run had tried")
             finally:
                 server.child.kill()
             return {"ms": median(times) * 1000, "runs_ms": [round(x * 1000, 2) for x in times],
