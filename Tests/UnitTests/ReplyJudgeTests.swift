@@ -21,6 +21,8 @@ final class ReplyJudgeTests: XCTestCase {
         XCTAssertEqual(judge(200, #"{"success": 1, "other": [1,2]}"#), .ended(status: 200))
         XCTAssertEqual(judge(200, #"{"success": "yes"}"#), .ended(status: 200))
         XCTAssertEqual(judge(200, #"{"success": {}}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, "{\"success\":true}\r\n"), .ended(status: 200), "the fast path")
+        XCTAssertEqual(judge(200, #"{"success": true}x"#).isRejected, true, "not JSON, fast path or not")
     }
 
     func testFalsyMissingOrInvalidIsRejected() {
