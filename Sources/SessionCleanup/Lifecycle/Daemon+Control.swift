@@ -81,7 +81,7 @@ extension Daemon: ControlRequestHandler {
         var id = SessionID.random()
         while store.contains(id) { id = SessionID.random() }
         let session = Session(
-            id: id, key: SessionKey(key.exposedSecret), endpoints: endpoints, ownerUID: peer.uid, label: label,
+            id: id, key: key, endpoints: endpoints, ownerUID: peer.uid, label: label,
             registeredAt: wallClockMicroseconds())
         do {
             try store.register(session)
