@@ -27,7 +27,7 @@ swift format lint --strict -r Sources Tests Package.swift
 
 echo "== unit and integration tests"
 swift build --build-tests -Xswiftc -warnings-as-errors
-swift test --skip-build --parallel --num-workers 2
+swift test --skip-build
 
 if [ $system = 1 ]; then
     echo "== system tests (real systemd in a container)"
