@@ -1,6 +1,7 @@
 import SessionCleanup
 
 /// `session-cleanup end ID|--all [--json]`: ends sessions now, while the daemon runs.
+/// Exits 0 when all were ended, 75 when some are kept (their outcomes are printed), 1 on a refusal.
 enum EndVerb {
     static func run(_ options: Options) throws -> ExitStatus {
         let all = options.flags.contains("--all")
@@ -17,6 +18,8 @@ enum EndVerb {
         } else {
             for line in ControlVerbSupport.humanLines(report) { print(line) }
         }
+        // Like the daemon's own exit status: 75 when some sessions could not be ended now.
+        if case .integer(let left)? = report["sessions_left"], left > 0 { return .sessionsLeft }
         return .success
     }
 }
