@@ -41,7 +41,7 @@ final class EndingSessionsTests: XCTestCase {
 
     func testEveryServerBehaviourEndsInTheRightOutcomeAndTheStoreKeepsWhatWasNotEnded() throws {
         let server = try EndSessionServer()
-        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
         let scratch = try ScratchDirectory("matrix")
         let daemon = try startDaemon(
             [("auth", server.endSessionURL), ("refused", refused)], budget: "4s", scratch: scratch)
@@ -79,20 +79,12 @@ final class EndingSessionsTests: XCTestCase {
     }
 
     func testHTTPSWithAPrivateCAIsVerifiedAndAnUntrustedCertificateFails() throws {
-        let ca = try ScratchDirectory("ca")
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/bin/sh")
-        make.arguments = [EndSessionServer.supportDirectory + "/make_test_ca.sh", ca.path]
-        make.standardOutput = FileHandle.nullDevice
-        make.standardError = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        XCTAssertEqual(make.terminationStatus, 0)
-        let trusted = try EndSessionServer(certificate: (ca.path + "/server.pem", ca.path + "/server.key"))
-        let untrusted = try EndSessionServer(certificate: (ca.path + "/untrusted.pem", ca.path + "/untrusted.key"))
+        let ca = try TestCertificateAuthority()
+        let trusted = try EndSessionServer(certificate: ca.server)
+        let untrusted = try EndSessionServer(certificate: ca.untrusted)
         var config = "[Stop]\nBudgetSec=5s\nMaxAttempts=1\n"
-        config += "[Endpoint]\nName=good\nURL=\(trusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
-        config += "[Endpoint]\nName=bad\nURL=\(untrusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
+        config += "[Endpoint]\nName=good\nURL=\(trusted.endSessionURL)\nCAFile=\(ca.caFile)\n"
+        config += "[Endpoint]\nName=bad\nURL=\(untrusted.endSessionURL)\nCAFile=\(ca.caFile)\n"
         config += "[Endpoint]\nName=system\nURL=\(trusted.endSessionURL)\n"
         let daemon = try DaemonProcess(config: config)
         XCTAssertNotNil(daemon.waitUntilReady())
@@ -227,7 +219,7 @@ final class EndingSessionsTests: XCTestCase {
 
     func testASessionWithTwoEndpointsIsEndedOnlyWhenBothAre() throws {
         let server = try EndSessionServer()
-        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
         let scratch = try ScratchDirectory("two")
         let daemon = try startDaemon(
             [("auth", server.endSessionURL), ("licence", refused)], extra: "MaxAttempts=1", scratch: scratch)
