@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import SessionCleanup
 import XCTest
+
+@testable import SessionCleanup
 
 /// A real `ControlServer` on a real `EventLoop`, turned by one dedicated thread; real sockets.
 final class ControlServerTests: XCTestCase {
@@ -308,17 +309,7 @@ final class ControlServerTests: XCTestCase {
     func testAStaleSocketIsReplacedButALiveOneIsNot() throws {
         // A stale socket: bound, then its owner died without unlinking it.
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
-        }
-        XCTAssertEqual(
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }, 0)
+        XCTAssertEqual(try XCTUnwrap(UnixSocketAddress(path: socketPath)).bind(stale), 0)
         close(stale)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath))
         try startServer()

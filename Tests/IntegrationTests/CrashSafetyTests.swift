@@ -12,7 +12,7 @@ final class CrashSafetyTests: XCTestCase {
     func testKillNineDuringRegistrationsLosesNothingAcknowledged() throws {
         let rounds = 52
         let workers = 2
-        let closedPort = try Self.closedPort()
+        let closedPort = try EndSessionServer.closedPort()
         let config = "[Endpoint]\nName=auth\nURL=http://127.0.0.1:\(closedPort)/user/{session}/endsession\n"
         let tally = Tally()
         let started = Date()
@@ -159,7 +159,7 @@ final class CrashSafetyTests: XCTestCase {
         let latencies = [20, 35, 50]
         let servers = try latencies.map { try EndSessionServer(latencyMilliseconds: $0) }
         defer { for server in servers { server.stop() } }
-        let closedPort = try Self.closedPort()
+        let closedPort = try EndSessionServer.closedPort()
         let tally = Tally()
         let started = Date()
         let serverBox = UncheckedBox(servers)
@@ -300,7 +300,7 @@ final class CrashSafetyTests: XCTestCase {
     func testSessionKeysAppearNowhereButInTheStoreFiles() throws {
         let server = try EndSessionServer(latencyMilliseconds: 0)
         defer { server.stop() }
-        let closedPort = try Self.closedPort()
+        let closedPort = try EndSessionServer.closedPort()
         let scratch = try ScratchDirectory("secrets")
         let base = "http://127.0.0.1:\(server.port)"
         let closed = "http://127.0.0.1:\(closedPort)"
@@ -553,26 +553,6 @@ final class CrashSafetyTests: XCTestCase {
         }
         if torn.isEmpty { unexpected += keptAside }
         return (torn.count, unexpected.map(String.init))
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on (bound, read, closed).
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Every regular file under `directory`, read as text.

@@ -41,7 +41,7 @@ final class EndingSessionsTests: XCTestCase {
 
     func testEveryServerBehaviourEndsInTheRightOutcomeAndTheStoreKeepsWhatWasNotEnded() throws {
         let server = try EndSessionServer()
-        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
         let scratch = try ScratchDirectory("matrix")
         let daemon = try startDaemon(
             [("auth", server.endSessionURL), ("refused", refused)], budget: "4s", scratch: scratch)
@@ -79,20 +79,12 @@ final class EndingSessionsTests: XCTestCase {
     }
 
     func testHTTPSWithAPrivateCAIsVerifiedAndAnUntrustedCertificateFails() throws {
-        let ca = try ScratchDirectory("ca")
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/bin/sh")
-        make.arguments = [EndSessionServer.supportDirectory + "/make_test_ca.sh", ca.path]
-        make.standardOutput = FileHandle.nullDevice
-        make.standardError = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        XCTAssertEqual(make.terminationStatus, 0)
-        let trusted = try EndSessionServer(certificate: (ca.path + "/server.pem", ca.path + "/server.key"))
-        let untrusted = try EndSessionServer(certificate: (ca.path + "/untrusted.pem", ca.path + "/untrusted.key"))
+        let ca = try TestCertificateAuthority()
+        let trusted = try EndSessionServer(certificate: ca.server)
+        let untrusted = try EndSessionServer(certificate: ca.untrusted)
         var config = "[Stop]\nBudgetSec=5s\nMaxAttempts=1\n"
-        config += "[Endpoint]\nName=good\nURL=\(trusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
-        config += "[Endpoint]\nName=bad\nURL=\(untrusted.endSessionURL)\nCAFile=\(ca.path)/ca.pem\n"
+        config += "[Endpoint]\nName=good\nURL=\(trusted.endSessionURL)\nCAFile=\(ca.caFile)\n"
+        config += "[Endpoint]\nName=bad\nURL=\(untrusted.endSessionURL)\nCAFile=\(ca.caFile)\n"
         config += "[Endpoint]\nName=system\nURL=\(trusted.endSessionURL)\n"
         let daemon = try DaemonProcess(config: config)
         XCTAssertNotNil(daemon.waitUntilReady())
@@ -231,7 +223,7 @@ final class EndingSessionsTests: XCTestCase {
 
     func testASessionWithTwoEndpointsIsEndedOnlyWhenBothAre() throws {
         let server = try EndSessionServer()
-        let refused = "http://127.0.0.1:\(EndSessionServer.closedPort())/user/{session}/endsession"
+        let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
         let scratch = try ScratchDirectory("two")
         let daemon = try startDaemon(
             [("auth", server.endSessionURL), ("licence", refused)], extra: "MaxAttempts=1", scratch: scratch)
@@ -289,37 +281,18 @@ final class ControlAuthorizationTests: XCTestCase {
     func testMalformedOversizedAndHalfSentRequestsAreRejectedAndTheDaemonKeepsServing() throws {
         let daemon = try DaemonProcess(config: "[Endpoint]\nName=auth\nURL=http://127.0.0.1:9/{session}\n")
         XCTAssertNotNil(daemon.waitUntilReady())
-        func connect() throws -> FileHandle {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in daemon.socketPath.utf8.enumerated() { raw[index] = byte }
-            }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard result == 0 else { throw TestSetupError("connect: errno \(errno)") }
-            return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        }
-        func readLine(_ handle: FileHandle) -> String {
-            var data = Data()
-            while !data.contains(10) {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            return String(decoding: data, as: UTF8.self)
+        func connect() throws -> RawClient { try RawClient(path: daemon.socketPath) }
+        func readLine(_ client: RawClient) -> String {
+            guard case .line(let line) = client.readLine() else { return "" }
+            return line
         }
         let stalled = try connect()
-        stalled.write(Data("{\"op\":\"regis".utf8))  // half a request, then silence
+        stalled.send("{\"op\":\"regis")  // half a request, then silence
         let malformed = try connect()
-        malformed.write(Data("this is not json\n".utf8))
+        malformed.send("this is not json\n")
         XCTAssertTrue(readLine(malformed).contains("\"code\":\"bad-request\""))
         let oversized = try connect()
-        oversized.write(Data(String(repeating: "x", count: 100_000).utf8 + [10]))
+        oversized.send(String(repeating: "x", count: 100_000) + "\n")
         XCTAssertTrue(readLine(oversized).contains("too-large"))
         let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
         XCTAssertEqual(status.status, 0, "still serving while a client stalls: \(status.err)")

@@ -88,23 +88,6 @@ final class HTTPEngineTests: XCTestCase {
 
     private func seconds(_ duration: Duration) -> Double { Double(duration.microseconds) / 1e6 }
 
-    /// A port on 127.0.0.1 that nothing listens on.
-    private func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw TestSetupError("cannot bind a probe socket") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     // MARK: Replies
 
     func testJSONReplyIsCapturedWithStatus200AndLeavesTheLoopIdle() throws {
@@ -209,7 +192,7 @@ final class HTTPEngineTests: XCTestCase {
 
     func testConnectionRefusedFailsFastAsConnect() throws {
         let engine = try makeEngine()
-        let port = try closedPort()
+        let port = try EndSessionServer.closedPort()
         let result = try fetch(engine, request("/json", on: "http://127.0.0.1:\(port)"))
         XCTAssertEqual(result.failure?.kind, .connect, "\(result)")
         XCTAssertEqual(result.failure?.peer, "127.0.0.1:\(port)")
@@ -398,16 +381,14 @@ final class HTTPEngineTests: XCTestCase {
         let engine = try makeEngine()
         let result = try fetch(engine, request("/json", on: server6.base()))
         XCTAssertEqual(result.status, 200, "\(result)")
-        let refused = try fetch(engine, request("/json", on: "http://[::1]:\(try closedPort())"))
+        let refused = try fetch(engine, request("/json", on: "http://[::1]:\(try EndSessionServer.closedPort())"))
         XCTAssertEqual(refused.failure?.peer.hasPrefix("[::1]:"), true, "\(refused)")
     }
 
     func testTLSVerifiesAgainstThePrivateCAAndRejectsAnUntrustedCertificate() throws {
-        let certificates = try TestCertificates()
-        defer { certificates.remove() }
-        let trusted = try TestHTTPServer(certificate: certificates.serverCertificate, key: certificates.serverKey)
-        let untrusted = try TestHTTPServer(
-            certificate: certificates.selfSignedCertificate, key: certificates.selfSignedKey)
+        let certificates = try TestCertificateAuthority()
+        let trusted = try TestHTTPServer(certificate: certificates.server.pem, key: certificates.server.key)
+        let untrusted = try TestHTTPServer(certificate: certificates.untrusted.pem, key: certificates.untrusted.key)
         let engine = try makeEngine()
 
         var good = request("/json/user/SECRETKEY", on: trusted.base(scheme: "https"))
@@ -435,7 +416,7 @@ final class HTTPEngineTests: XCTestCase {
         let engine = try makeEngine()
         let key = "SK-5f2b9c0d1e"
         let token = "tok-7a7a7a7a7a"
-        let port = try closedPort()
+        let port = try EndSessionServer.closedPort()
         let bases = [
             "http://127.0.0.1:\(port)", server.base(), "http://no-such-host.invalid",
             "https://127.0.0.1:\(server.port)",

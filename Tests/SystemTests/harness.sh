@@ -362,6 +362,22 @@ sc_abort() {        # a step everything else depends on failed: count it and sto
     sc_summary; exit 1
 }
 
+sc_is_elf() { [ "$(head -c4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }   # the real daemon, not a script
+
+sc_need_daemon() {  # sc_need_daemon CASE : the daemon cases' preamble
+    # Exports SC_BINARY and SC_UNIT (defaults: the release build, the repository's unit). No
+    # binary: CASE is skipped. A binary without its unit file is a broken tree: CASE aborts.
+    local root
+    root=$(cd "$(dirname "$SC_HARNESS")/../.." && pwd)
+    export SC_BINARY=${SC_BINARY:-$root/.build/release/session-cleanup}
+    export SC_UNIT=${SC_UNIT:-$root/systemd/session-cleanup.service}
+    if [ ! -f "$SC_BINARY" ]; then
+        sc_log "SKIP $1: $SC_BINARY does not exist (daemon not built yet?)"
+        sc_summary; exit 0
+    fi
+    [ -f "$SC_UNIT" ] || sc_abort "unit file $SC_UNIT exists"
+}
+
 # --------------------------------------------------------------------------------------- dispatch
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     set -uo pipefail

@@ -71,25 +71,14 @@ public struct ControlClient: Sendable {
     }
 
     private func connect(deadline: MonotonicInstant) throws(ControlClientError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
-        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path), !bytes.contains(0) else {
+        guard let address = UnixSocketAddress(path: socketPath) else {
             throw ControlClientError(.unreachable, "cannot connect to \(socketPath): the path is empty or too long")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw failure("socket") }
         while true {
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            if result == 0 { return fd }
+            if address.connect(fd) == 0 { return fd }
             let error = errno
             switch error {
             case EINTR:

@@ -179,19 +179,13 @@ public final class ControlServer {
     private static func listen(path: String, mode: UInt32, group: String) throws(ControlServerError)
         -> (Int32, (device: UInt64, inode: UInt64))
     {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let pathBytes = Array(path.utf8)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity, !pathBytes.contains(0) else {
+        guard let address = UnixSocketAddress(path: path) else {
             throw ControlServerError(
-                "control socket path \(path) is empty or too long (\(pathBytes.count) bytes, at most \(capacity - 1))")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
+                "control socket path \(path) is empty or too long (\(path.utf8.count) bytes, at most "
+                    + "\(UnixSocketAddress.maxPathBytes))")
         }
         let gid = try group.isEmpty ? nil : lookUpGroup(group)
-        try removeStaleSocket(path)
+        try removeStaleSocket(address)
 
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -206,12 +200,7 @@ public final class ControlServer {
         // The socket inode's mode, less the umask, becomes the file's mode at bind(2): the file is
         // never more open than configured, not even between bind and chmod.
         guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("fchmod") }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else { throw fail("bind") }
+        guard address.bind(fd) == 0 else { throw fail("bind") }
         bound = true
         if let gid {
             guard chown(path, uid_t.max, gid) == 0 else { throw fail("chown to group \(group) (gid \(gid))") }
@@ -225,7 +214,8 @@ public final class ControlServer {
     }
 
     /// Removes a socket file nobody listens on; refuses to touch anything else.
-    private static func removeStaleSocket(_ path: String) throws(ControlServerError) {
+    private static func removeStaleSocket(_ address: UnixSocketAddress) throws(ControlServerError) {
+        let path = address.path
         var status = stat()
         guard lstat(path, &status) == 0 else {
             if errno == ENOENT { return }
@@ -234,7 +224,7 @@ public final class ControlServer {
         guard status.st_mode & S_IFMT == S_IFSOCK else {
             throw ControlServerError("cannot create control socket \(path): the path exists and is not a socket")
         }
-        switch probe(path) {
+        switch probe(address) {
         case 0:
             throw ControlServerError(
                 "cannot create control socket \(path): another process is listening on it (is the daemon already running?)"
@@ -247,23 +237,13 @@ public final class ControlServer {
         }
     }
 
-    /// Connects to `path` without blocking: 0 if someone listens (or its backlog is full), else errno.
-    private static func probe(_ path: String) -> Int32 {
+    /// Connects to `address` without blocking: 0 if someone listens (or its backlog is full), else errno.
+    private static func probe(_ address: UnixSocketAddress) -> Int32 {
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return errno }
         defer { Glibc.close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        if result == 0 || errno == EAGAIN { return 0 }
+        if address.connect(fd) == 0 || errno == EAGAIN { return 0 }
         return errno
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
-import SessionCleanup
+
+@testable import SessionCleanup
 
 /// Runs an `EventLoop` on one dedicated thread, the only thread that touches the loop and what is
 /// registered with it while it runs. Other threads reach it through ``sync(_:)``.
@@ -142,19 +143,10 @@ final class RawClient {
     private var buffered: [UInt8] = []
 
     init(path: String) throws {
+        guard let address = UnixSocketAddress(path: path) else { throw POSIXError(.ENAMETOOLONG) }
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
+        guard address.connect(fd) == 0 else {
             let error = errno
             close(fd)
             throw POSIXError(.init(rawValue: error) ?? .EIO)

@@ -36,10 +36,9 @@ enum BuiltBinary {
         return bundle.appendingPathComponent("session-cleanup").path
     }
 
-    /// Runs a CLI verb to completion: (exit status, stdout, stderr).
+    /// Runs a CLI verb to completion: (exit status, stdout, stderr). With `asUID`, runs it as that
+    /// user (and group) through `setpriv`: how tests act as someone other than root.
     @discardableResult
-    /// With `asUID`, runs it as that user (and group) through `setpriv`: how tests act as
-    /// someone other than root.
     static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], asUID uid: UInt32? = nil
     ) throws -> (status: Int32, out: String, err: String) {

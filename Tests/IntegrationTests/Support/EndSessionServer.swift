@@ -105,20 +105,22 @@ final class EndSessionServer: @unchecked Sendable {
 
     func hashes(of keys: [String]) throws -> [String: String] { try Self.hashes(of: keys) }
 
-    /// A port on 127.0.0.1 nothing listens on (bound, then closed).
-    static func closedPort() -> Int {
+    /// A TCP port on 127.0.0.1 that nothing listens on (bound, read, closed): connections to it
+    /// are refused.
+    static func closedPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSetupError("cannot make a probe socket: errno \(errno)") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length)
-                return getsockname(fd, pointer, &length)
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
+        guard bound else { throw TestSetupError("cannot bind a probe socket: errno \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 
+@testable import SessionCleanup
+
 /// A datagram socket the test owns and points `NOTIFY_SOCKET` at: receives exactly the
 /// messages the daemon sends with `sd_notify`.
 final class NotifySocket {
@@ -10,19 +12,10 @@ final class NotifySocket {
     init(directory: String) throws {
         path = directory + "/notify.sock"
         unlink(path)  // a daemon started earlier on the same scratch directory left its socket
+        guard let address = UnixSocketAddress(path: path) else { throw POSIXError(.ENAMETOOLONG) }
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard address.bind(fd) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
     deinit { close(fd) }

@@ -4,18 +4,10 @@
 # Runs only when SC_BINARY (and SC_UNIT) exist; run.sh builds/sets both.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
 
-export SC_BINARY=${SC_BINARY:-$ROOT/.build/release/session-cleanup}
-export SC_UNIT=${SC_UNIT:-$ROOT/systemd/session-cleanup.service}
-if [ ! -f "$SC_BINARY" ]; then
-    sc_log "SKIP 10-daemon-core: $SC_BINARY does not exist (daemon not built yet?)"
-    sc_summary; exit 0
-fi
-# A binary without its unit file is a broken tree, not a reason to skip.
-[ -f "$SC_UNIT" ] || sc_abort "unit file $SC_UNIT exists"
+sc_need_daemon 10-daemon-core
 U=session-cleanup
 WD_S=2                                  # test watchdog interval (drop-in below)
 CT=core-$$
@@ -24,7 +16,7 @@ RUN=$(sc_run_dir "$CT")
 sc_boot "$CT" || sc_abort "boot container $CT"
 
 # --- the binary runs in the bare rootfs: every shared library resolves (static Swift stdlib)
-if [ "$(head -c4 "$SC_BINARY" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+if sc_is_elf "$SC_BINARY"; then
     check "all shared libraries of the binary resolve inside" \
         sc_lacks "$(sc_exec "$CT" ldd /usr/local/bin/session-cleanup 2>&1)" "not found"
 fi

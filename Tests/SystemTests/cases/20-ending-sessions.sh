@@ -19,15 +19,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
 
-export SC_BINARY=${SC_BINARY:-$ROOT/.build/release/session-cleanup}
-export SC_UNIT=${SC_UNIT:-$ROOT/systemd/session-cleanup.service}
-if [ ! -f "$SC_BINARY" ]; then
-    sc_log "SKIP 20-ending-sessions: $SC_BINARY does not exist (daemon not built yet?)"
-    sc_summary; exit 0
-fi
-[ -f "$SC_UNIT" ] || sc_abort "unit file $SC_UNIT exists"
+sc_need_daemon 20-ending-sessions
 # The stand-in daemon (fixtures/) has no control socket and ends no sessions: nothing to test.
-if [ "$(head -c4 "$SC_BINARY" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+if ! sc_is_elf "$SC_BINARY"; then
     sc_log "SKIP 20-ending-sessions: $SC_BINARY is not the real daemon"
     sc_summary; exit 0
 fi
