@@ -95,6 +95,9 @@ final class ConfigurationTests: XCTestCase {
         let secret = error("[Endpoint]\nName=a\nURL=http://x/{session}\nToken=hunter2\n")
         XCTAssertEqual(secret?.line, 4)
         XCTAssertFalse(secret?.description.contains("hunter2") ?? true, "the refused secret is not echoed")
+        let header = error("[Endpoint]\nName=a\nURL=http://x/{session}\nHeader=Authorization Bearer hunter2\n")
+        XCTAssertEqual(header?.line, 4)
+        XCTAssertFalse(header?.description.contains("hunter2") ?? true, "a malformed header is not echoed")
     }
 
     func testMinimumMustBeShorterThanTheBudget() {

@@ -201,8 +201,10 @@ public enum ConfigurationLoader {
     }
 
     private static func invalid(_ item: ConfigAssignment, _ expected: String) -> ConfigurationError {
-        ConfigurationError(
-            file: item.file, line: item.line, "invalid \(item.key)='\(item.value)': expected \(expected)")
+        // A header or body may carry a credential: its text is never echoed.
+        let shown = ["Header", "Body"].contains(item.key) ? "" : "='\(item.value)'"
+        return ConfigurationError(
+            file: item.file, line: item.line, "invalid \(item.key)\(shown): expected \(expected)")
     }
 
     private static func unknownKey(_ item: ConfigAssignment, in section: ConfigSection) -> ConfigurationError {
