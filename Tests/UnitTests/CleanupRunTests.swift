@@ -10,6 +10,7 @@ final class CleanupRunTests: XCTestCase {
     private var report: RunReport?
     private var run: CleanupRun?  // the owner keeps the run alive, as the daemon does
     private var finishedSessions: [(SessionID, Bool)] = []
+    private var endedEndpoints: [SessionID: [String]] = [:]
 
     override func setUpWithError() throws {
         loop = try EventLoop(clock: clock)
@@ -35,7 +36,10 @@ final class CleanupRunTests: XCTestCase {
             kind: .stop, sessions: sessions, endpoints: endpoints ?? [endpoint("auth")], tokens: [:],
             budget: StopBudget(total: budget, minimumRequest: .seconds(1), clock: clock),
             settings: CleanupRun.Settings(stop), transport: transport, loop: loop, journal: journal)
-        run.onSessionFinished = { [unowned self] id, ended, _, _ in self.finishedSessions.append((id, ended)) }
+        run.onSessionFinished = { [unowned self] result in
+            self.finishedSessions.append((result.id, result.ended))
+            self.endedEndpoints[result.id] = result.endedEndpoints
+        }
         return run
     }
 
@@ -76,6 +80,8 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report.callCounts, ["ended": 3, "rejected": 1])
         XCTAssertEqual(finishedSessions.map(\.1).sorted { !$0 && $1 }, [false, true])
         XCTAssertEqual(journal.entries(event: "call-finished").count, 4, "one journal entry per outcome")
+        XCTAssertEqual(endedEndpoints[half.id], ["auth"], "the half-ended session knows where it was ended")
+        XCTAssertEqual(endedEndpoints[both.id]?.sorted(), ["auth", "licence"])
     }
 
     func testConcurrencyLimitIsRespected() throws {

@@ -250,9 +250,7 @@ public final class Daemon {
             kind: kind, sessions: sessions, endpoints: configuration.endpoints, tokens: readTokens(),
             budget: budget, settings: CleanupRun.Settings(configuration.stop), transport: engine, loop: loop,
             journal: journal)
-        run.onSessionFinished = { [weak self] id, ended, outcome, attempts in
-            self?.sessionFinished(id, ended: ended, outcome: outcome, attempts: attempts)
-        }
+        run.onSessionFinished = { [weak self] result in self?.sessionFinished(result) }
         return run
     }
 
@@ -272,13 +270,29 @@ public final class Daemon {
         return tokens
     }
 
-    private func sessionFinished(_ id: SessionID, ended: Bool, outcome: CallOutcome, attempts: Int) {
+    private func sessionFinished(_ result: CleanupRun.SessionResult) {
         guard let store else { return }
-        sessionsBeingEnded.remove(id)
-        if ended {
-            if let removed = store.remove(id) { countOwner(removed.ownerUID, by: -1) }
+        sessionsBeingEnded.remove(result.id)
+        if result.ended {
+            if let removed = store.remove(result.id) { countOwner(removed.ownerUID, by: -1) }
         } else {
-            store.recordOutcome(id: id, outcome: outcome.word, attemptsDelta: attempts)
+            // Endpoints that already ended it are not called again: a server asked to end a
+            // session twice may well say no. Replacing the record (remove, then register the
+            // same id with the endpoints left) lands in one commit, so it is atomic.
+            if !result.endedEndpoints.isEmpty, var session = store.session(id: result.id) {
+                session.endpoints.removeAll { result.endedEndpoints.contains($0) }
+                if !session.endpoints.isEmpty, store.remove(result.id) != nil {
+                    do {
+                        try store.register(session)
+                    } catch {
+                        journal.record(
+                            JournalEntry(
+                                .error, "Session \(result.id) could not be kept with its remaining endpoints: \(error)",
+                                [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
+                    }
+                }
+            }
+            store.recordOutcome(id: result.id, outcome: result.outcome.word, attemptsDelta: result.attempts)
         }
         scheduleCommit()
     }

@@ -42,9 +42,22 @@ public final class CleanupRun {
         }
     }
 
-    /// Reported as each session's last call finishes: the daemon updates the store from it.
-    public typealias SessionFinished = (_ session: SessionID, _ ended: Bool, _ outcome: CallOutcome, _ attempts: Int) ->
-        Void
+    /// What became of one session once all its calls are done: the daemon updates the store from it.
+    public struct SessionResult: Sendable {
+        /// The session.
+        public let id: SessionID
+        /// Ended at every endpoint.
+        public let ended: Bool
+        /// The endpoints it was ended at (all of them when `ended`).
+        public let endedEndpoints: [String]
+        /// The worst outcome among its calls (the last one when all ended).
+        public let outcome: CallOutcome
+        /// Requests made for it in this run.
+        public let attempts: Int
+    }
+
+    /// Reported as each session's last call finishes.
+    public typealias SessionFinished = (SessionResult) -> Void
 
     private enum State {
         case queued
@@ -79,6 +92,7 @@ public final class CleanupRun {
         var allEnded = true
         var worst: CallOutcome?
         var attempts = 0
+        var endedEndpoints: [String] = []
     }
 
     /// An origin's reachability: up, being probed by one call while the others wait, or given up on.
@@ -395,14 +409,19 @@ public final class CleanupRun {
         var progress = sessions[call.session]
         progress.callsLeft -= 1
         progress.attempts += call.attempts
-        if !outcome.isEnded {
+        if outcome.isEnded {
+            progress.endedEndpoints.append(call.endpointName)
+        } else {
             progress.allEnded = false
             progress.worst = outcome
         }
         sessions[call.session] = progress
         if progress.callsLeft == 0 {
             if progress.allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
-            onSessionFinished?(progress.id, progress.allEnded, progress.worst ?? outcome, progress.attempts)
+            onSessionFinished?(
+                SessionResult(
+                    id: progress.id, ended: progress.allEnded, endedEndpoints: progress.endedEndpoints,
+                    outcome: progress.worst ?? outcome, attempts: progress.attempts))
         }
     }
 
