@@ -86,8 +86,6 @@ int csd_stderr_is_journal(void) {
     return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-int csd_booted(void) { return sd_booted() > 0; }
-
 int csd_accept_nonblocking(int fd) {
     int client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     return client < 0 ? -errno : client;

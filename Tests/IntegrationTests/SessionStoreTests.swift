@@ -109,6 +109,24 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(again.session(id: session(2).id), session(2))
     }
 
+    func testReplaceKeepsTheIdAndIsDurableButNeedsARegisteredSession() throws {
+        let dir = try makeDir()
+        let (store, _) = try SessionStore.open(directory: dir)
+        try store.register(session(1))
+        try store.commit()
+        var fewer = session(1)
+        fewer.endpoints = ["licence"]
+        XCTAssertTrue(store.replace(fewer))
+        XCTAssertFalse(store.replace(session(2)), "an id that is not registered is not replaced")
+        XCTAssertEqual(store.count, 1)
+        try store.commit()
+        store.close()
+        let (again, report) = try reopen(dir)
+        defer { again.close() }
+        XCTAssertTrue(report.isClean)
+        XCTAssertEqual(again.allSessions, [fewer])
+    }
+
     func testGroupCommitWritesManyStagedChangesWithOneSync() throws {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)

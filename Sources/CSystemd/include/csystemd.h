@@ -40,9 +40,6 @@ int csd_journal_sendv(const struct iovec *fields, int count);
  * device and inode), else 0. Used to pick native journal entries over stderr lines. */
 int csd_stderr_is_journal(void);
 
-/* 1 when the system was booted with systemd (sd_booted), 0 otherwise. */
-int csd_booted(void);
-
 /* Two socket calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built
  * without, so they are wrapped here (this file is compiled with _GNU_SOURCE). */
 

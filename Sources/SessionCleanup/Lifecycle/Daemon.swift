@@ -277,20 +277,10 @@ public final class Daemon {
             if let removed = store.remove(result.id) { countOwner(removed.ownerUID, by: -1) }
         } else {
             // Endpoints that already ended it are not called again: a server asked to end a
-            // session twice may well say no. Replacing the record (remove, then register the
-            // same id with the endpoints left) lands in one commit, so it is atomic.
+            // session twice may well say no.
             if !result.endedEndpoints.isEmpty, var session = store.session(id: result.id) {
                 session.endpoints.removeAll { result.endedEndpoints.contains($0) }
-                if !session.endpoints.isEmpty, store.remove(result.id) != nil {
-                    do {
-                        try store.register(session)
-                    } catch {
-                        journal.record(
-                            JournalEntry(
-                                .error, "Session \(result.id) could not be kept with its remaining endpoints: \(error)",
-                                [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
-                    }
-                }
+                if !session.endpoints.isEmpty { store.replace(session) }
             }
             store.recordOutcome(id: result.id, outcome: result.outcome.word, attemptsDelta: result.attempts)
         }

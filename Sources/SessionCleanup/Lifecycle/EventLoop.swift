@@ -88,9 +88,6 @@ public final class EventLoop {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
     }
 
-    /// Whether `fd` is watched.
-    public func isWatching(_ fd: Int32) -> Bool { handlers[fd] != nil }
-
     private static func mask(readable: Bool, writable: Bool) -> UInt32 {
         var mask: UInt32 = 0
         if readable { mask |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }

@@ -55,17 +55,3 @@ public final class SystemdNotifier: Notifier {
         _ = csd_notify(assignments.map(\.description).joined(separator: "\n"), routine ? 0 : 250)
     }
 }
-
-/// Keeps messages in memory, for tests.
-public final class MemoryNotifier: Notifier {
-    /// Every message sent, each as its newline-joined text.
-    public private(set) var messages: [String] = []
-
-    /// Creates an empty notifier.
-    public init() {}
-
-    /// Records the message.
-    public func send(_ assignments: [NotifyAssignment]) {
-        messages.append(assignments.map(\.description).joined(separator: "\n"))
-    }
-}

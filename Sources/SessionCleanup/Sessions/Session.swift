@@ -33,11 +33,4 @@ public struct Session: Sendable, Codable, Equatable {
         self.attempts = attempts
         self.lastOutcome = lastOutcome
     }
-
-    /// The current wall-clock time in microseconds since the Unix epoch (`CLOCK_REALTIME`).
-    public static func nowMicroseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) &* 1_000_000 &+ UInt64(max(0, ts.tv_nsec) / 1000)
-    }
 }

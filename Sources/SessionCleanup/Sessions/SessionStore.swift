@@ -218,6 +218,18 @@ public final class SessionStore {
         sortedCache = nil
     }
 
+    /// Stages a new version of a registered session (same id), e.g. with fewer endpoints left.
+    /// A register record replaces the session on replay, so this is one atomic change.
+    /// Returns false (and stages nothing) if the id is not registered.
+    @discardableResult
+    public func replace(_ session: Session) -> Bool {
+        guard !isClosed, table.contains(session.id) else { return false }
+        stage(.register(session))
+        table.upsert(session)
+        sortedCache = nil
+        return true
+    }
+
     /// Stages removal of a session; returns it, or nil (and stages nothing) if absent.
     @discardableResult
     public func remove(_ id: SessionID) -> Session? {
@@ -381,7 +393,7 @@ public final class SessionStore {
             w.bytes.removeAll(keepingCapacity: true)
         }
         StoreRecord.snapshotHeader(
-            formatVersion: formatVersion, sessionCount: UInt64(count), createdAt: Session.nowMicroseconds()
+            formatVersion: formatVersion, sessionCount: UInt64(count), createdAt: wallClockMicroseconds()
         )
         .encode(into: &w)
         flush(1)
@@ -408,23 +420,18 @@ public final class SessionStore {
     public static func open(
         directory path: String, compactionPolicy: CompactionPolicy = CompactionPolicy()
     ) throws -> (SessionStore, LoadReport) {
-        let started = monotonicMicroseconds()
+        let clock = SystemMonotonicClock()
+        let started = clock.now()
         let dir = try StoreDirectory.open(path)
         do {
             try dir.lock()
             var (store, report) = try load(dir, policy: compactionPolicy)
-            report.durationMicroseconds = monotonicMicroseconds() &- started
+            report.durationMicroseconds = UInt64(max(0, clock.now().duration(since: started).microseconds))
             return (store, report)
         } catch {
             dir.close()
             throw error
         }
-    }
-
-    static func monotonicMicroseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(max(0, ts.tv_sec)) &* 1_000_000 &+ UInt64(max(0, ts.tv_nsec) / 1000)
     }
 
     private static func readFile(_ dir: StoreDirectory, _ name: String, flags: Int32) throws(StoreError) -> (
