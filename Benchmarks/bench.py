@@ -1170,7 +1170,7 @@ def main():
     p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register")
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
-    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", "/tmp/build-bench/release/session-cleanup"),
+    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", ".build/release/session-cleanup"),
                    help="the session-cleanup binary (default: $SESSION_CLEANUP_BIN or bench.sh's build)")
     p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"),
                    help="the loadserver binary (built with cc -O2 if missing)")

@@ -19,13 +19,13 @@ fi
 
 # --static-swift-stdlib: a system service must not depend on where the toolchain lives.
 swift build -c release --static-swift-stdlib --product session-cleanup
-install -D -m 0755 .build/release/session-cleanup /usr/local/bin/session-cleanup
+install -D -m 0755 .build/release/session-cleanup /usr/bin/session-cleanup
 install -D -m 0644 systemd/session-cleanup.service /etc/systemd/system/session-cleanup.service
 install -D -m 0644 README.md /usr/local/share/doc/session-cleanup/README.md
 install -d -m 0755 /etc/session-cleanup /etc/session-cleanup/session-cleanup.conf.d
 # Never overwrite an operator's configuration.
 [ -e /etc/session-cleanup/session-cleanup.conf ] || install -m 0644 systemd/session-cleanup.conf /etc/session-cleanup/session-cleanup.conf
-/usr/local/bin/session-cleanup check-config
+/usr/bin/session-cleanup check-config
 
 if [ -d /run/systemd/system ]; then
     systemctl daemon-reload
@@ -34,5 +34,5 @@ if [ -d /run/systemd/system ]; then
     echo "Installed. Register sessions with: session-cleanup register --endpoint NAME < keyfile"
 else
     echo "systemd is not PID 1 here: running the daemon in the foreground (Ctrl-C ends it, ending its sessions)."
-    exec /usr/local/bin/session-cleanup daemon
+    exec /usr/bin/session-cleanup daemon
 fi

@@ -18,7 +18,7 @@
 #   sc_summary                   prints "N passed, N failed"; non-zero if any failed
 #
 # Files put into a run before boot (env vars, each optional):
-#   SC_BINARY    -> /usr/local/bin/session-cleanup (0755)
+#   SC_BINARY    -> /usr/bin/session-cleanup (0755)
 #   SC_UNIT      -> /etc/systemd/system/session-cleanup.service
 #   SC_CONF      -> /etc/session-cleanup/session-cleanup.conf
 #   SC_EXTRA_DIR -> contents copied to /opt/sc-test
@@ -44,7 +44,7 @@ SC_MIRROR=${SC_MIRROR:-http://deb.debian.org/debian}
 SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps}
 SC_HOST_PACKAGES=(systemd-container mmdebstrap libsystemd-dev libcurl4-openssl-dev)
 SC_BOOT_TIMEOUT_S=${SC_BOOT_TIMEOUT_S:-60}
-SC_CG_PARENT=session-cleanup-tests      # our sub-cgroup in the host's cgroup trees
+SC_CG_PARENT=${SC_CG_PARENT:-session-cleanup-tests}   # our sub-cgroup in the host's cgroup trees (one per concurrent runner)
 SC_IN_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # nspawn must sit in a cgroup of its own (never the host's root cgroup).  Hybrid hosts (v1
@@ -185,7 +185,7 @@ _sc_stage() (
     umask 022   # parent dirs created here replace the lower dirs' modes (e.g. /usr) in the overlay
     if [ -n "${SC_BINARY:-}" ]; then
         [ -f "$SC_BINARY" ] || { sc_err "SC_BINARY=$SC_BINARY not found"; exit 1; }
-        install -D -m 0755 "$SC_BINARY" "$up/usr/local/bin/session-cleanup" || exit 1
+        install -D -m 0755 "$SC_BINARY" "$up/usr/bin/session-cleanup" || exit 1
     fi
     if [ -n "${SC_UNIT:-}" ]; then
         [ -f "$SC_UNIT" ] || { sc_err "SC_UNIT=$SC_UNIT not found"; exit 1; }

@@ -18,8 +18,8 @@ SC_BINARY=$HERE/fixtures/standin-daemon.py SC_UNIT=$HERE/fixtures/standin.servic
 SC_CONF=$conf SC_EXTRA_DIR=$extra \
     sc_boot "$CT" || sc_abort "boot container $CT"
 check "boot took < 10 s ($(cat "$RUN/boot_ms") ms)" test "$(cat "$RUN/boot_ms")" -lt 10000
-check "SC_BINARY staged as /usr/local/bin/session-cleanup, mode 755" \
-    sc_eq "$(sc_exec "$CT" stat -c %a /usr/local/bin/session-cleanup)" 755
+check "SC_BINARY staged as /usr/bin/session-cleanup, mode 755" \
+    sc_eq "$(sc_exec "$CT" stat -c %a /usr/bin/session-cleanup)" 755
 check "SC_UNIT staged" sc_exec "$CT" test -f /etc/systemd/system/session-cleanup.service
 check "SC_CONF staged" sc_exec "$CT" grep -q self-test /etc/session-cleanup/session-cleanup.conf
 check "SC_EXTRA_DIR staged at /opt/sc-test" sc_eq "$(sc_exec "$CT" cat /opt/sc-test/marker.txt)" hello

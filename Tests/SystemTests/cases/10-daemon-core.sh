@@ -18,7 +18,7 @@ sc_boot "$CT" || sc_abort "boot container $CT"
 # --- the binary runs in the bare rootfs: every shared library resolves (static Swift stdlib)
 if sc_is_elf "$SC_BINARY"; then
     check "all shared libraries of the binary resolve inside" \
-        sc_lacks "$(sc_exec "$CT" ldd /usr/local/bin/session-cleanup 2>&1)" "not found"
+        sc_lacks "$(sc_exec "$CT" ldd /usr/bin/session-cleanup 2>&1)" "not found"
 fi
 
 # --- the shipped unit file
