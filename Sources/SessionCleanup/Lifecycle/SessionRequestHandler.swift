@@ -1,21 +1,48 @@
-/// The daemon's answers to control requests: registration with group commit, and listing,
-/// removing and ending sessions, each user seeing only their own (root sees all).
-extension Daemon: ControlRequestHandler {
+/// The daemon's answers to control requests: registration (acknowledged after its group
+/// commit), and listing, removing, ending and counting sessions, each user seeing only their
+/// own (root sees all).
+final class SessionRequestHandler: ControlRequestHandler {
+    /// What `status` reports of the daemon as a whole.
+    struct DaemonFacts {
+        /// The daemon's phase, read at each request.
+        let phase: () -> Daemon.Phase
+        /// When the daemon started, for the uptime.
+        let startedAt: MonotonicInstant
+        /// The last stop run's summary kept in the state directory at start.
+        let lastStopSummary: JSONValue?
+    }
+
+    private let committer: StoreCommitter
+    private let runs: RunCoordinator
+    private let configuration: ActiveConfiguration
+    private let facts: DaemonFacts
+    private let loop: EventLoop
+    private let journal: any JournalSink
+
+    init(
+        committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, facts: DaemonFacts,
+        loop: EventLoop, journal: any JournalSink
+    ) {
+        self.committer = committer
+        self.runs = runs
+        self.configuration = configuration
+        self.facts = facts
+        self.loop = loop
+        self.journal = journal
+    }
+
+    private var store: SessionStore { committer.store }
+
     /// Handles one request from `peer`; replies after the change is durable where there is one.
-    public func handle(
+    func handle(
         _ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void
     ) {
-        guard let store else {
-            reply(.failure(.internal, "the session store is not open"))
-            return
-        }
         switch request {
         case .register(let key, let endpoints, let label):
-            register(key: key, endpoints: endpoints, label: label, peer: peer, store: store, reply: reply)
+            register(key: key, endpoints: endpoints, label: label, peer: peer, reply: reply)
         case .unregister(let text):
-            guard let session = visibleSession(text, to: peer, in: store, reply: reply) else { return }
-            store.remove(session.id)
-            countOwner(session.ownerUID, by: -1)
+            guard let session = visibleSession(text, to: peer, reply: reply) else { return }
+            committer.remove(session.id)
             journal.record(
                 JournalEntry(
                     .info, "Session \(session.id) unregistered by uid \(peer.uid) without being ended",
@@ -23,15 +50,15 @@ extension Daemon: ControlRequestHandler {
                         JournalField(.event, "unregistered"), JournalField(.sessionID, session.id.description),
                         JournalField(.peerUID, peer.uid),
                     ]))
-            commitThenReply(reply, .success)
+            committer.commitThenReply(reply, .success)
         case .list:
             let now = wallClockMicroseconds()
             let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
             reply(.sessions(visible.map { Self.info($0, now: now) }))
         case .status:
-            reply(.status(status(for: peer, store: store)))
+            reply(.status(status(for: peer)))
         case .end(let target):
-            guard case .running = phase else {
+            guard case .running = facts.phase() else {
                 reply(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
                 return
             }
@@ -40,24 +67,25 @@ extension Daemon: ControlRequestHandler {
             case .all:
                 sessions = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
             case .session(let text):
-                guard let session = visibleSession(text, to: peer, in: store, reply: reply) else { return }
+                guard let session = visibleSession(text, to: peer, reply: reply) else { return }
                 sessions = [session]
             }
-            endInBackground(sessions, kind: .onDemand, reply: reply)
+            runs.endInBackground(sessions, kind: .onDemand, reply: reply)
         }
     }
 
     private func register(
-        key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials, store: SessionStore,
+        key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials,
         reply: @escaping (ControlResponse) -> Void
     ) {
-        guard case .running = phase else {
+        guard case .running = facts.phase() else {
             reply(.failure(.stopping, "the daemon is stopping and takes no new sessions"))
             return
         }
-        let unknown = endpoints.filter { configuration.endpoint(named: $0) == nil }
+        let settings = configuration.current
+        let unknown = endpoints.filter { settings.endpoint(named: $0) == nil }
         guard unknown.isEmpty, !endpoints.isEmpty else {
-            let configured = configuration.endpoints.map(\.name).joined(separator: ", ")
+            let configured = settings.endpoints.map(\.name).joined(separator: ", ")
             reply(
                 .failure(
                     .badRequest,
@@ -70,12 +98,11 @@ extension Daemon: ControlRequestHandler {
             reply(.failure(.badRequest, "the key must not contain control characters"))
             return
         }
-        if peer.uid != 0, ownerCounts[peer.uid, default: 0] >= configuration.control.maxSessionsPerUser {
+        let perUser = settings.control.maxSessionsPerUser
+        if peer.uid != 0, committer.ownerCounts[peer.uid, default: 0] >= perUser {
             reply(
                 .failure(
-                    .limit,
-                    "uid \(peer.uid) already holds \(configuration.control.maxSessionsPerUser) sessions "
-                        + "([Control] MaxSessionsPerUser=)"))
+                    .limit, "uid \(peer.uid) already holds \(perUser) sessions ([Control] MaxSessionsPerUser=)"))
             return
         }
         var id = SessionID.random()
@@ -84,24 +111,23 @@ extension Daemon: ControlRequestHandler {
             id: id, key: key, endpoints: endpoints, ownerUID: peer.uid, label: label,
             registeredAt: wallClockMicroseconds())
         do {
-            try store.register(session)
+            try committer.register(session)
         } catch {
             reply(.failure(.internal, "not registered: \(error)"))
             return
         }
-        countOwner(peer.uid, by: 1)
         var fields = [
             JournalField(.event, "registered"), JournalField(.sessionID, id.description),
             JournalField(.ownerUID, peer.uid), JournalField(.endpoint, endpoints.joined(separator: " ")),
         ]
         if let label { fields.append(JournalField(.sessionLabel, label)) }
         journal.record(JournalEntry(.info, "Session \(id) registered by uid \(peer.uid)", fields))
-        commitThenReply(reply, .registered(id: id.description))
+        committer.commitThenReply(reply, .registered(id: id.description))
     }
 
     /// The session `text` names, if `peer` may see it; otherwise replies with the error.
     private func visibleSession(
-        _ text: String, to peer: PeerCredentials, in store: SessionStore, reply: (ControlResponse) -> Void
+        _ text: String, to peer: PeerCredentials, reply: (ControlResponse) -> Void
     ) -> Session? {
         guard let id = SessionID(validating: text) else {
             reply(.failure(.badRequest, "'\(text)' is not a session id (16 hex digits)"))
@@ -123,48 +149,21 @@ extension Daemon: ControlRequestHandler {
             attempts: session.attempts, lastOutcome: session.lastOutcome)
     }
 
-    private func status(for peer: PeerCredentials, store: SessionStore) -> JSONValue {
-        let visible = peer.uid == 0 ? store.count : ownerCounts[peer.uid, default: 0]
+    private func status(for peer: PeerCredentials) -> JSONValue {
+        let settings = configuration.current
+        let visible = peer.uid == 0 ? store.count : committer.ownerCounts[peer.uid, default: 0]
         var object: [String: JSONValue] = [
-            "state": .string(phaseName),
+            "state": .string(facts.phase().name),
             "version": .string(SessionCleanupVersion.string),
             "sessions": .integer(Int64(visible)),
-            "endpoints": .array(configuration.endpoints.map { .string($0.name) }),
-            "budget_usec": .integer(configuration.stop.budget.microseconds),
-            "uptime_usec": .integer(loop.clock.now().duration(since: startedAt).microseconds),
-            "background_runs": .integer(Int64(backgroundRuns.count)),
+            "endpoints": .array(settings.endpoints.map { .string($0.name) }),
+            "budget_usec": .integer(settings.stop.budget.microseconds),
+            "uptime_usec": .integer(loop.clock.now().duration(since: facts.startedAt).microseconds),
+            "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
-        if let progress = stopRun?.progressText { object["progress"] = .string(progress) }
-        if peer.uid == 0, let lastReport { object["last_run"] = Self.summary(lastReport) }
-        if peer.uid == 0, let lastStopSummary { object["last_stop_run"] = lastStopSummary }
-        return .object(object)
-    }
-
-    static func summary(_ report: RunReport) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "kind": .string(report.kind.rawValue),
-            "sessions_total": .integer(Int64(report.sessionsTotal)),
-            "sessions_ended": .integer(Int64(report.sessionsEnded)),
-            "sessions_left": .integer(Int64(report.sessionsLeft)),
-            "duration_usec": .integer(report.duration.microseconds),
-            "calls": .object(report.callCounts.mapValues { .integer(Int64($0)) }),
-        ]
-        if let expiry = report.expiry { object["expired"] = .string(expiry.rawValue) }
-        return .object(object)
-    }
-
-    static func json(_ report: RunReport) -> JSONValue {
-        guard case .object(var object) = summary(report) else { return summary(report) }
-        object["results"] = .array(
-            report.calls.map { call in
-                var entry: [String: JSONValue] = [
-                    "id": .string(call.sessionID.description), "endpoint": .string(call.endpoint),
-                    "outcome": .string(call.outcome.word), "attempts": .integer(Int64(call.attempts)),
-                ]
-                if let status = call.outcome.httpStatus { entry["http_status"] = .integer(Int64(status)) }
-                if let cause = call.outcome.cause { entry["error"] = .string(cause) }
-                return .object(entry)
-            })
+        if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
+        if peer.uid == 0, let lastReport = runs.lastReport { object["last_run"] = lastReport.summaryJSON }
+        if peer.uid == 0, let lastStopSummary = facts.lastStopSummary { object["last_stop_run"] = lastStopSummary }
         return .object(object)
     }
 }

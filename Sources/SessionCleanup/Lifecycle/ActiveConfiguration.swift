@@ -1,0 +1,35 @@
+/// The configuration in force, the files it came from, and how a reload replaces it: as a
+/// whole, and only with a configuration that loaded without error (a broken file keeps the old
+/// one). Shared by the parts of the daemon that read settings; they read ``current`` when they
+/// need it, so a reload reaches each of them at once.
+final class ActiveConfiguration {
+    /// What a successful reload changed.
+    struct Change {
+        /// The configuration that was in force before.
+        let previous: Configuration
+        /// Settings that changed but take effect only at the next start, e.g. `[Control]`.
+        let needingRestart: [String]
+    }
+
+    /// The configuration in force.
+    private(set) var current: Configuration
+    /// The files it was read from, in order.
+    private(set) var files: [String]
+
+    /// Starts with a configuration already loaded from `files`.
+    init(_ configuration: Configuration, files: [String]) {
+        current = configuration
+        self.files = files
+    }
+
+    /// Loads the configuration at `path` again; on success it is in force.
+    func reload(path: String, required: Bool) throws(ConfigurationError) -> Change {
+        let (loaded, loadedFiles) = try ConfigurationLoader.load(path: path, required: required)
+        let previous = current
+        var needingRestart: [String] = []
+        if loaded.control != previous.control { needingRestart.append("[Control]") }
+        current = loaded
+        files = loadedFiles
+        return Change(previous: previous, needingRestart: needingRestart)
+    }
+}
