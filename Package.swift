@@ -11,6 +11,10 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The fuzz targets (`Fuzz/Targets/NAME`, run by `scripts/fuzz.sh`): each is an executable
+/// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
+let fuzzTargets = ["control-request"]
+
 let package = Package(
     name: "session-cleanup",
     products: [
@@ -45,6 +49,12 @@ let package = Package(
             path: "Benchmarks/engine-bench",
             swiftSettings: strict
         ),
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["SessionCleanup"],
+            path: "Fuzz/Support",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnitTests",
             dependencies: ["SessionCleanup"],
@@ -57,3 +67,12 @@ let package = Package(
         ),
     ]
 )
+
+package.targets += fuzzTargets.map { name in
+    .executableTarget(
+        name: "fuzz-\(name)",
+        dependencies: ["FuzzSupport", "SessionCleanup"],
+        path: "Fuzz/Targets/\(name)",
+        swiftSettings: strict
+    )
+}

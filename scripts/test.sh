@@ -23,11 +23,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 echo "== format and lint (swift format, warnings are errors)"
-swift format lint --strict -r Sources Tests Package.swift
+swift format lint --strict -r Sources Tests Fuzz Package.swift
 
 echo "== unit and integration tests"
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
+
+echo "== fuzz targets (libFuzzer + AddressSanitizer, a minute in all; a crash or broken invariant fails)"
+scripts/fuzz.sh --total 60
 
 if [ $system = 1 ]; then
     echo "== system tests (real systemd in a container)"

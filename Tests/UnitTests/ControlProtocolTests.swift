@@ -106,6 +106,16 @@ final class ControlProtocolTests: XCTestCase {
             "unknown field 'lable' for op 'register'")
     }
 
+    func testAFieldGivenTwiceOrInvalidUTF8IsRefusedNotGuessedAt() {
+        // JSONDecoder would keep one of the two ids without a word: which session is meant?
+        XCTAssertEqual(
+            decodeError(#"{"op":"unregister","id":"aaaa","id":"bbbb"}"#)?.message,
+            "the request is not valid JSON (duplicate member name at byte 31)")
+        XCTAssertNotNil(decodeError(#"{"op":"register","key":"k","key":"TOPSECRET","endpoints":["a"]}"#))
+        let invalidUTF8 = Array(#"{"op":"list","x":""#.utf8) + [0xFF] + Array(#""}"#.utf8)
+        XCTAssertThrowsError(try ControlRequest.decode(line: invalidUTF8))
+    }
+
     func testKeyLimitsAndNoKeyInAnyErrorMessage() {
         let secret = "TOPSECRET-" + String(repeating: "x", count: ControlRequest.maxKeyBytes)
         let tooLong = decodeError(#"{"op":"register","key":"\#(secret)","endpoints":["a"]}"#)

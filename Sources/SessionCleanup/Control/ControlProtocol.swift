@@ -109,8 +109,14 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
     // MARK: Wire
 
     /// Decodes one request line (without its newline). Every failure is a `bad-request` error
-    /// that names the field at fault and never quotes a value.
+    /// that names the field at fault and never quotes a value. The line must be strict JSON
+    /// (``StrictJSON``): a field given twice, or invalid UTF-8, is refused rather than guessed at.
     public static func decode(line: some Collection<UInt8>) throws(ControlProtocolError) -> ControlRequest {
+        do {
+            _ = try StrictJSON.read(line, maxDepth: 8)
+        } catch {
+            throw ControlProtocolError(.badRequest, "the request is not valid JSON (\(error))")
+        }
         do {
             return try JSONDecoder().decode(ControlRequest.self, from: Data(line))
         } catch let error as ControlProtocolError {

@@ -1,0 +1,99 @@
+import XCTest
+
+@testable import SessionCleanup
+
+final class StrictJSONTests: XCTestCase {
+    private func read(_ text: String, maxDepth: Int = 64) throws -> StrictJSON.Document {
+        try StrictJSON.read(Array(text.utf8), maxDepth: maxDepth)
+    }
+
+    private func refusal(_ bytes: [UInt8], maxDepth: Int = 64, file: StaticString = #filePath, line: UInt = #line)
+        -> String?
+    {
+        do {
+            let document = try StrictJSON.read(bytes, maxDepth: maxDepth)
+            XCTFail("read \(document) from \(bytes)", file: file, line: line)
+            return nil
+        } catch {
+            return error.problem
+        }
+    }
+
+    private func refusal(_ text: String, maxDepth: Int = 64, file: StaticString = #filePath, line: UInt = #line)
+        -> String?
+    {
+        refusal(Array(text.utf8), maxDepth: maxDepth, file: file, line: line)
+    }
+
+    func testTopLevelMembersAndKindsAreReported() throws {
+        let document = try read(
+            #" { "a": true, "b": false, "c": null, "d": 0, "e": -0, "f": 12, "g": 1.5, "h": 1e-400, "#
+                + #""i": "x\u00e9\ud83d\ude00", "j": [1, {"a": 2}], "k": {"l": []} } "#)
+        XCTAssertEqual(document.kind, .object)
+        XCTAssertEqual(
+            document.members,
+            [
+                .init(name: "a", kind: .true), .init(name: "b", kind: .false), .init(name: "c", kind: .null),
+                .init(name: "d", kind: .integer(isZero: true)), .init(name: "e", kind: .integer(isZero: true)),
+                .init(name: "f", kind: .integer(isZero: false)), .init(name: "g", kind: .fraction),
+                .init(name: "h", kind: .fraction), .init(name: "i", kind: .string), .init(name: "j", kind: .array),
+                .init(name: "k", kind: .object),
+            ])
+        XCTAssertEqual(try read("[true]"), StrictJSON.Document(kind: .array, members: []))
+        XCTAssertEqual(try read("\"x\""), StrictJSON.Document(kind: .string, members: []))
+        XCTAssertEqual(try read("{}"), StrictJSON.Document(kind: .object, members: []))
+    }
+
+    func testEscapedMemberNamesAreDecoded() throws {
+        XCTAssertEqual(try read(#"{"succ\u0065ss": true}"#).members, [.init(name: "success", kind: .true)])
+    }
+
+    func testDuplicateMemberNamesAreRefusedAtAnyDepth() {
+        XCTAssertEqual(refusal(#"{"success": true, "success": false}"#), "duplicate member name")
+        XCTAssertEqual(refusal(#"{"success": true, "succ\u0065ss": false}"#), "duplicate member name")
+        XCTAssertEqual(refusal(#"[{"a": 1, "b": {"c": 1, "c": 2}}]"#), "duplicate member name")
+        XCTAssertNoThrow(try read(#"{"a": {"a": 1}, "b": {"a": 1}}"#), "the same name in different objects")
+    }
+
+    func testWhatRFC8259DoesNotAllowIsRefused() {
+        XCTAssertNotNil(refusal(""))
+        XCTAssertNotNil(refusal("   "))
+        XCTAssertNotNil(refusal("{"))
+        XCTAssertNotNil(refusal(#"{"a":1,}"#))
+        XCTAssertNotNil(refusal("[1,]"))
+        XCTAssertNotNil(refusal("[1 2]"))
+        XCTAssertNotNil(refusal("01"))
+        XCTAssertNotNil(refusal("1."))
+        XCTAssertNotNil(refusal("1e"))
+        XCTAssertNotNil(refusal("+1"))
+        XCTAssertNotNil(refusal("tru"))
+        XCTAssertNotNil(refusal("NaN"))
+        XCTAssertNotNil(refusal("{a: 1}"))
+        XCTAssertNotNil(refusal("{'a': 1}"))
+        XCTAssertNotNil(refusal("true false"))
+        XCTAssertNotNil(refusal("\"a\u{1}\""))
+        XCTAssertNotNil(refusal(#""\x""#))
+        XCTAssertEqual(refusal(#""\ud800""#), "unpaired surrogate escape")
+        XCTAssertEqual(refusal(#""\udc00\ud800""#), "unpaired surrogate escape")
+        XCTAssertEqual(refusal([0x22, 0xC3, 0x28, 0x22]), "string is not valid UTF-8")
+        XCTAssertNotNil(refusal([0xEF, 0xBB, 0xBF] + Array("{}".utf8)), "a byte-order mark")
+    }
+
+    func testNestingIsBounded() {
+        XCTAssertNoThrow(try read(String(repeating: "[", count: 8) + String(repeating: "]", count: 8), maxDepth: 8))
+        XCTAssertEqual(
+            refusal(String(repeating: "[", count: 9) + String(repeating: "]", count: 9), maxDepth: 8),
+            "nested deeper than 8")
+        // Deep input costs no stack: it is refused, not overflowed.
+        XCTAssertNotNil(refusal(String(repeating: "[", count: 100_000)))
+    }
+
+    func testErrorsNameTheOffsetNeverTheText() {
+        do {
+            _ = try StrictJSON.read(Array(#"{"token": "Kq7s3cr3t", "token": 1}"#.utf8))
+            XCTFail("read a duplicate")
+        } catch {
+            XCTAssertEqual(error.description, "duplicate member name at byte 23")
+        }
+    }
+}
