@@ -16,22 +16,65 @@ final class ReplyJudgeTests: XCTestCase {
         return ReplyJudge.judge(result, endpoint: endpoint)
     }
 
-    func testTruthySuccessKeyEndsTheSession() {
+    func testTrueOrANonZeroIntegerEndsTheSession() {
         XCTAssertEqual(judge(200, #"{"success": true}"#), .ended(status: 200))
         XCTAssertEqual(judge(200, #"{"success": 1, "other": [1,2]}"#), .ended(status: 200))
-        XCTAssertEqual(judge(200, #"{"success": "yes"}"#), .ended(status: 200))
-        XCTAssertEqual(judge(200, #"{"success": {}}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, #"{"success": -2}"#), .ended(status: 200))
+        XCTAssertEqual(judge(200, #" {"data": {"success": false}, "succ\u0065ss": true} "#), .ended(status: 200))
         XCTAssertEqual(judge(200, "{\"success\":true}\r\n"), .ended(status: 200), "the fast path")
         XCTAssertEqual(judge(200, #"{"success": true}x"#).isRejected, true, "not JSON, fast path or not")
     }
 
-    func testFalsyMissingOrInvalidIsRejected() {
+    /// Each of these was counted as ended before: a session deleted on a guess.
+    func testAmbiguousRepliesAreRejectedWithAReason() {
+        let cases: [(String, String)] = [
+            (#"{"success":"false"}"#, #"reply's "success" is a string, not true or a non-zero integer"#),
+            (#"{"success":"yes"}"#, #"reply's "success" is a string, not true or a non-zero integer"#),
+            (#""0""#, "reply is a string, not a JSON object"),
+            (#"{"ok":false}"#, #"reply has no "success" key"#),
+            ("[false]", "reply is an array, not a JSON object"),
+            ("[true]", "reply is an array, not a JSON object"),
+            ("1e-400", "reply is a number with a fraction or exponent, not a JSON object"),
+            (
+                #"{"success":1e-400}"#,
+                #"reply's "success" is a number with a fraction or exponent, not true or a non-zero integer"#
+            ),
+            (
+                #"{"success":1.0}"#,
+                #"reply's "success" is a number with a fraction or exponent, not true or a non-zero integer"#
+            ),
+            (#"{"success":{}}"#, #"reply's "success" is an object, not true or a non-zero integer"#),
+            (#"{"success":[true]}"#, #"reply's "success" is an array, not true or a non-zero integer"#),
+            (#"{"success":null}"#, #"reply's "success" is null, not true or a non-zero integer"#),
+            (#"{"success":0}"#, #"reply says "success": 0"#),
+            (#"{"success":-0}"#, #"reply says "success": 0"#),
+            (#"{"success":true,"success":false}"#, "reply is not valid JSON (duplicate member name at byte 16)"),
+            (#"{"success":false,"success":true}"#, "reply is not valid JSON (duplicate member name at byte 17)"),
+            (#"{"success":true,"data":{"a":1,"a":2}}"#, "reply is not valid JSON (duplicate member name at byte 30)"),
+        ]
+        for (body, reason) in cases {
+            XCTAssertEqual(judge(200, body), .rejected(status: 200, reason: reason), body)
+        }
+    }
+
+    func testFalseMissingOrInvalidIsRejected() {
         XCTAssertEqual(
             judge(200, #"{"success": false}"#), .rejected(status: 200, reason: "reply says \"success\": false"))
-        XCTAssertEqual(judge(200, #"{"success": null}"#).isRejected, true)
         XCTAssertEqual(judge(200, #"{"ok": true}"#), .rejected(status: 200, reason: "reply has no \"success\" key"))
-        XCTAssertEqual(judge(200, "not json{"), .rejected(status: 200, reason: "reply is not a JSON object"))
+        XCTAssertEqual(
+            judge(200, "not json{"),
+            .rejected(status: 200, reason: "reply is not valid JSON (invalid literal at byte 0)"))
+        XCTAssertEqual(
+            judge(200, ""), .rejected(status: 200, reason: "reply is not valid JSON (unexpected end of text at byte 0)")
+        )
         XCTAssertEqual(judge(200, #"{"success": true}"#, truncated: true).isRejected, true)
+    }
+
+    func testAReasonNeverQuotesTheReply() {
+        for body in [#"{"success":"KEY-Kq7s3cr3t"}"#, #"KEY-Kq7s3cr3t"#, #"{"KEY-Kq7s3cr3t":1,"KEY-Kq7s3cr3t":2}"#] {
+            guard case .rejected(_, let reason) = judge(200, body) else { return XCTFail(body) }
+            XCTAssertFalse(reason.contains("Kq7s3cr3t"), reason)
+        }
     }
 
     func testGoneStatusesCountAsEnded() {

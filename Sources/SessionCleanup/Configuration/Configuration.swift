@@ -65,7 +65,7 @@ public struct ControlSettings: Sendable, Equatable {
 
 /// How an endpoint's reply is judged.
 public enum SuccessRule: String, Sendable, Equatable {
-    /// The reply is JSON with a truthy `success` key (the original end-session contract).
+    /// The reply is a JSON object whose one `success` member is `true` or a non-zero integer.
     case jsonSuccess = "json-success"
     /// Any 2xx status.
     case anyTwoHundred = "2xx"

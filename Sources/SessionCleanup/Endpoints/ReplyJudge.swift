@@ -1,7 +1,6 @@
-import FoundationEssentials
-
-/// Judges an end-session reply by the endpoint's rule, mirroring the original contract: the
-/// reply is JSON and its `success` key is truthy (or, with `Success=2xx`, any 2xx status).
+/// Judges an end-session reply by the endpoint's rule: the reply is JSON and its `success` key
+/// is `true` (or a non-zero integer), or, with `Success=2xx`, any 2xx status. A verdict that
+/// deletes the session is never a guess: an ambiguous reply is `rejected` and the session kept.
 public enum ReplyJudge {
     /// What a reply means for the call.
     public enum Verdict: Sendable, Equatable {
@@ -45,76 +44,57 @@ public enum ReplyJudge {
         }
     }
 
-    /// The replies almost every server sends, recognised without a JSON decoder (which costs
-    /// more per call than the rest of the judging): each is valid JSON with a truthy `success`.
+    /// The replies almost every server sends, recognised without reading them as JSON: each is
+    /// valid JSON whose only `success` member is `true`.
     private static let plainSuccessReplies: [[UInt8]] = [
         Array(#"{"success":true}"#.utf8), Array(#"{"success": true}"#.utf8),
     ]
 
+    /// A reply ends the session only when nothing about it is in doubt: it is strict JSON
+    /// (``StrictJSON``: no member named twice, at any depth), a JSON object, and its one
+    /// `success` member is `true` or a non-zero integer. Anything else — `false`, `0`, `"false"`,
+    /// `"0"`, `null`, `1e-400`, `[true]`, `{}` — is `rejected` and the session is kept.
     private static func judgeJSON(_ body: [UInt8], status: Int) -> Verdict {
         var end = body.count
         while end > 0, [0x20, 0x0A, 0x0D, 0x09].contains(body[end - 1]) { end -= 1 }
         if plainSuccessReplies.contains(where: { $0.count == end && body.starts(with: $0) }) {
             return .ended(status: status)
         }
-        guard let reply = try? JSONDecoder().decode(SuccessReply.self, from: Data(body)) else {
-            return .rejected(status: status, reason: "reply is not a JSON object")
+        let document: StrictJSON.Document
+        do {
+            document = try StrictJSON.read(body)
+        } catch {
+            return .rejected(status: status, reason: "reply is not valid JSON (\(error))")
         }
-        switch reply.success {
-        case .none: return .rejected(status: status, reason: "reply has no \"success\" key")
-        case .some(let value) where value.isTruthy: return .ended(status: status)
-        case .some: return .rejected(status: status, reason: "reply says \"success\": false")
+        guard document.kind == .object else {
+            return .rejected(status: status, reason: "reply is \(describe(document.kind)), not a JSON object")
+        }
+        guard let success = document.members.first(where: { $0.name == "success" }) else {
+            return .rejected(status: status, reason: "reply has no \"success\" key")
+        }
+        switch success.kind {
+        case .true, .integer(isZero: false):
+            return .ended(status: status)
+        case .false:
+            return .rejected(status: status, reason: "reply says \"success\": false")
+        case .integer(isZero: true):
+            return .rejected(status: status, reason: "reply says \"success\": 0")
+        case let kind:
+            return .rejected(
+                status: status, reason: "reply's \"success\" is \(describe(kind)), not true or a non-zero integer")
         }
     }
 
-    /// Only the `success` key is read; other keys are ignored whatever their type.
-    private struct SuccessReply: Decodable {
-        let success: JSONScalar?
-
-        enum CodingKeys: String, CodingKey { case success }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            guard container.contains(.success) else {
-                success = nil
-                return
-            }
-            success = try container.decode(JSONScalar.self, forKey: .success)
-        }
-    }
-
-    /// A JSON value judged for truth as JavaScript would: false, 0, "" and null are false;
-    /// everything else (objects and arrays included) is true.
-    private enum JSONScalar: Decodable {
-        case bool(Bool)
-        case number(Double)
-        case string(String)
-        case null
-        case composite
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                self = .null
-            } else if let value = try? container.decode(Bool.self) {
-                self = .bool(value)
-            } else if let value = try? container.decode(Double.self) {
-                self = .number(value)
-            } else if let value = try? container.decode(String.self) {
-                self = .string(value)
-            } else {
-                self = .composite
-            }
-        }
-
-        var isTruthy: Bool {
-            switch self {
-            case .bool(let value): return value
-            case .number(let value): return value != 0
-            case .string(let value): return !value.isEmpty
-            case .null: return false
-            case .composite: return true
-            }
+    /// `a string`, `null`, … (never the value itself: a reply may echo the key).
+    private static func describe(_ kind: StrictJSON.Kind) -> String {
+        switch kind {
+        case .null: return "null"
+        case .true, .false: return "a boolean"
+        case .integer: return "an integer"
+        case .fraction: return "a number with a fraction or exponent"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
         }
     }
 }
