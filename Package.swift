@@ -3,9 +3,9 @@ import PackageDescription
 
 /// session-cleanup: a systemd daemon that ends registered remote sessions when it is stopped.
 ///
-/// Layout: two C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
-/// interface, which it dlopens on first use), the domain library `SessionCleanup` (no globals),
-/// and thin executables.
+/// Layout: C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
+/// interface, which it dlopens on first use, `CEarlySignals`, the executable's signal mask
+/// before main), the domain library `SessionCleanup` (no globals), and thin executables.
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -27,6 +27,11 @@ let package = Package(
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
             linkerSettings: [.linkedLibrary("systemd")]
         ),
+        // A constructor that blocks the daemon's signals before main; only the executable links it.
+        .target(
+            name: "CEarlySignals",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         .target(
             name: "CCurl",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
@@ -40,7 +45,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "session-cleanup",
-            dependencies: ["SessionCleanup"],
+            dependencies: ["SessionCleanup", "CEarlySignals"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -21,6 +21,10 @@ fi
 swift build -c release --static-swift-stdlib --product session-cleanup
 install -D -m 0755 .build/release/session-cleanup /usr/bin/session-cleanup
 install -D -m 0644 systemd/session-cleanup.service /etc/systemd/system/session-cleanup.service
+install -D -m 0644 systemd/session-cleanup.socket /etc/systemd/system/session-cleanup.socket
+# The service's user and group (the socket's group: its members may register sessions).
+install -D -m 0644 systemd/session-cleanup.sysusers /usr/lib/sysusers.d/session-cleanup.conf
+systemd-sysusers /usr/lib/sysusers.d/session-cleanup.conf
 install -D -m 0644 README.md /usr/local/share/doc/session-cleanup/README.md
 install -d -m 0755 /etc/session-cleanup /etc/session-cleanup/session-cleanup.conf.d
 # Never overwrite an operator's configuration.
@@ -29,7 +33,9 @@ install -d -m 0755 /etc/session-cleanup /etc/session-cleanup/session-cleanup.con
 
 if [ -d /run/systemd/system ]; then
     systemctl daemon-reload
-    systemctl enable --now session-cleanup.service
+    systemctl enable session-cleanup.socket session-cleanup.service
+    # A running daemon is restarted onto the new binary: a restart keeps every session.
+    systemctl restart session-cleanup.service
     systemctl --no-pager status session-cleanup.service || true
     echo "Installed. Register sessions with: session-cleanup register --endpoint NAME < keyfile"
 else

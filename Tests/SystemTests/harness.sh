@@ -20,6 +20,9 @@
 # Files put into a run before boot (env vars, each optional):
 #   SC_BINARY    -> /usr/bin/session-cleanup (0755)
 #   SC_UNIT      -> /etc/systemd/system/session-cleanup.service
+#   SC_SOCKET_UNIT -> /etc/systemd/system/session-cleanup.socket
+#   SC_SYSUSERS  -> /usr/lib/sysusers.d/session-cleanup.conf, applied to the rootfs before boot
+#                   (systemd-sysusers --root): the user and group exist when the socket unit starts
 #   SC_CONF      -> /etc/session-cleanup/session-cleanup.conf
 #   SC_EXTRA_DIR -> contents copied to /opt/sc-test
 #   SC_ENABLE    -> unit names to enable at boot (multi-user.target.wants)
@@ -190,6 +193,22 @@ _sc_stage() (
     if [ -n "${SC_UNIT:-}" ]; then
         [ -f "$SC_UNIT" ] || { sc_err "SC_UNIT=$SC_UNIT not found"; exit 1; }
         install -D -m 0644 "$SC_UNIT" "$up/etc/systemd/system/session-cleanup.service" || exit 1
+    fi
+    if [ -n "${SC_SOCKET_UNIT:-}" ]; then
+        [ -f "$SC_SOCKET_UNIT" ] || { sc_err "SC_SOCKET_UNIT=$SC_SOCKET_UNIT not found"; exit 1; }
+        install -D -m 0644 "$SC_SOCKET_UNIT" "$up/etc/systemd/system/session-cleanup.socket" || exit 1
+    fi
+    if [ -n "${SC_SYSUSERS:-}" ]; then
+        [ -f "$SC_SYSUSERS" ] || { sc_err "SC_SYSUSERS=$SC_SYSUSERS not found"; exit 1; }
+        install -D -m 0644 "$SC_SYSUSERS" "$up/usr/lib/sysusers.d/session-cleanup.conf" || exit 1
+        # The account files as the rootfs has them, then the user and group added to them.
+        local f
+        mkdir -p "$up/etc"
+        for f in passwd group shadow gshadow; do
+            [ -e "$SC_BASE/etc/$f" ] && { [ -e "$up/etc/$f" ] || cp -a "$SC_BASE/etc/$f" "$up/etc/$f"; }
+        done
+        systemd-sysusers --root="$up" "$up/usr/lib/sysusers.d/session-cleanup.conf" >/dev/null \
+            || { sc_err "systemd-sysusers --root=$up failed"; exit 1; }
     fi
     if [ -n "${SC_CONF:-}" ]; then
         [ -f "$SC_CONF" ] || { sc_err "SC_CONF=$SC_CONF not found"; exit 1; }
@@ -371,11 +390,15 @@ sc_need_daemon() {  # sc_need_daemon CASE : the daemon cases' preamble
     root=$(cd "$(dirname "$SC_HARNESS")/../.." && pwd)
     export SC_BINARY=${SC_BINARY:-$root/.build/release/session-cleanup}
     export SC_UNIT=${SC_UNIT:-$root/systemd/session-cleanup.service}
+    export SC_SOCKET_UNIT=${SC_SOCKET_UNIT:-$root/systemd/session-cleanup.socket}
+    export SC_SYSUSERS=${SC_SYSUSERS:-$root/systemd/session-cleanup.sysusers}
     if [ ! -f "$SC_BINARY" ]; then
         sc_log "SKIP $1: $SC_BINARY does not exist (daemon not built yet?)"
         sc_summary; exit 0
     fi
     [ -f "$SC_UNIT" ] || sc_abort "unit file $SC_UNIT exists"
+    [ -f "$SC_SOCKET_UNIT" ] || sc_abort "socket unit file $SC_SOCKET_UNIT exists"
+    [ -f "$SC_SYSUSERS" ] || sc_abort "sysusers file $SC_SYSUSERS exists"
 }
 
 # --------------------------------------------------------------------------------------- dispatch

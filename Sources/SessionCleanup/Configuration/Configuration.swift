@@ -44,6 +44,8 @@ public struct StopSettings: Sendable, Equatable {
     public var retryDelay: Duration = .milliseconds(250)
     /// `MaxAttempts=`: requests per call at most (1 = no retries).
     public var maxAttempts = 4
+    /// `OnRestart=`: whether a restart of the unit keeps the sessions (`keep`) or ends them.
+    public var onRestart = OnRestartPolicy.keep
 }
 
 /// `[Start]` settings.
@@ -61,6 +63,14 @@ public struct ControlSettings: Sendable, Equatable {
     public var socketGroup = ""
     /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.
     public var maxSessionsPerUser = 10_000
+}
+
+/// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.
+public enum OnRestartPolicy: String, Sendable, Equatable {
+    /// Keep them: the restarted daemon has them all (the default).
+    case keep
+    /// End them, as a stop does.
+    case end
 }
 
 /// How an endpoint's reply is judged.

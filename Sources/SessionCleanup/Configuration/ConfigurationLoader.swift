@@ -71,6 +71,9 @@ public enum ConfigurationLoader {
             case "MaxConcurrentRequests": stop.maxConcurrentRequests = try integer(item, in: 1...4096)
             case "RetryDelaySec": stop.retryDelay = try duration(item, minimum: .milliseconds(1))
             case "MaxAttempts": stop.maxAttempts = try integer(item, in: 1...100)
+            case "OnRestart":
+                guard let policy = OnRestartPolicy(rawValue: item.value) else { throw invalid(item, "keep or end") }
+                stop.onRestart = policy
             default: throw unknownKey(item, in: section)
             }
         }

@@ -127,16 +127,38 @@ public final class ControlServer {
     /// listens there) with mode `socketMode` and group `socketGroup` (a name or number; empty:
     /// the daemon's own), and serves it on `loop`. The daemon passes `[Control] SocketMode=` and
     /// `SocketGroup=`.
-    public init(
+    public convenience init(
         socketPath: String, socketMode: UInt32 = 0o660, socketGroup: String = "", loop: EventLoop,
         handler: any ControlRequestHandler, limits: Limits = Limits(), journal: (any JournalSink)? = nil
+    ) throws(ControlServerError) {
+        let (fd, identity) = try Self.listen(path: socketPath, mode: socketMode, group: socketGroup)
+        try self.init(
+            listening: fd, identity: identity, socketPath: socketPath, loop: loop, handler: handler, limits: limits,
+            journal: journal)
+    }
+
+    /// Serves `fd`, a non-blocking socket that already listens at `socketPath` — one systemd
+    /// passed (socket activation). It belongs to the socket unit: ``close()`` closes this
+    /// process's descriptor but never removes the file, and connections queued in it when this
+    /// process exits wait for the next one.
+    public convenience init(
+        adopting fd: Int32, socketPath: String, loop: EventLoop, handler: any ControlRequestHandler,
+        limits: Limits = Limits(), journal: (any JournalSink)? = nil
+    ) throws(ControlServerError) {
+        try self.init(
+            listening: fd, identity: nil, socketPath: socketPath, loop: loop, handler: handler, limits: limits,
+            journal: journal)
+    }
+
+    private init(
+        listening fd: Int32, identity: (device: UInt64, inode: UInt64)?, socketPath: String, loop: EventLoop,
+        handler: any ControlRequestHandler, limits: Limits, journal: (any JournalSink)?
     ) throws(ControlServerError) {
         self.socketPath = socketPath
         self.limits = limits
         self.loop = loop
         self.handler = handler
         self.journal = journal
-        let (fd, identity) = try Self.listen(path: socketPath, mode: socketMode, group: socketGroup)
         listenFD = fd
         socketIdentity = identity
         do {
@@ -152,8 +174,9 @@ public final class ControlServer {
         disconnectAll()
     }
 
-    /// Stops listening and removes the socket file (if it is still the one this server made).
-    /// Connected clients are still served; ``disconnectAll()`` closes them.
+    /// Stops listening and removes the socket file (if it is still the one this server made; an
+    /// adopted socket is never removed). Connected clients are still served; ``disconnectAll()``
+    /// closes them.
     public func close() {
         guard listenFD >= 0 else { return }
         loop.unwatch(listenFD)
@@ -248,7 +271,7 @@ public final class ControlServer {
     }
 
     /// The gid of `SocketGroup=`: a group name (`getgrnam_r`) or a number.
-    private static func lookUpGroup(_ name: String) throws(ControlServerError) -> gid_t {
+    static func lookUpGroup(_ name: String) throws(ControlServerError) -> gid_t {
         var group = Glibc.group()
         var found: UnsafeMutablePointer<Glibc.group>?
         var size = max(1024, Int(sysconf(Int32(_SC_GETGR_R_SIZE_MAX))))

@@ -88,13 +88,19 @@ public struct JournalField: Sendable, Equatable {
         public static let storeFile = Name(constant: "STORE_FILE")
         /// `PEER_UID`: the uid of a control-socket client.
         public static let peerUID = Name(constant: "PEER_UID")
+        /// `STOP_REASON`: why a SIGTERM was a stop run and not a restart hand-over.
+        public static let stopReason = Name(constant: "STOP_REASON")
+        /// `UNIT`: the daemon's own unit, as its service manager names it.
+        public static let unit = Name(constant: "UNIT")
+        /// `JOB_TYPE`: the type of the unit's job while it stops (`restart`, `stop`).
+        public static let jobType = Name(constant: "JOB_TYPE")
 
         /// Every constant above, for the test that proves them valid.
         static let allConstants: [Name] = [
             event, budgetUsec, timeRemainingUsec, durationUsec, signal, senderPID, configFile, error,
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
-            callsExpired, callsNotStarted, runKind, storeFile, peerUID,
+            callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType,
         ]
     }
 

@@ -7,8 +7,9 @@ final class ActiveConfiguration {
     struct Change {
         /// The configuration that was in force before.
         let previous: Configuration
-        /// Settings that changed but take effect only at the next start, e.g. `[Control]`.
-        let needingRestart: [String]
+        /// Whether `[Control] SocketMode=` or `SocketGroup=` changed: they apply only when the
+        /// daemon creates its socket, at start.
+        let controlSocketChanged: Bool
     }
 
     /// The configuration in force.
@@ -26,10 +27,11 @@ final class ActiveConfiguration {
     func reload(path: String, required: Bool) throws(ConfigurationError) -> Change {
         let (loaded, loadedFiles) = try ConfigurationLoader.load(path: path, required: required)
         let previous = current
-        var needingRestart: [String] = []
-        if loaded.control != previous.control { needingRestart.append("[Control]") }
+        let socketChanged =
+            loaded.control.socketMode != previous.control.socketMode
+            || loaded.control.socketGroup != previous.control.socketGroup
         current = loaded
         files = loadedFiles
-        return Change(previous: previous, needingRestart: needingRestart)
+        return Change(previous: previous, controlSocketChanged: socketChanged)
     }
 }

@@ -18,30 +18,49 @@ public final class Daemon {
         public var journal: any JournalSink
         /// The watchdog interval (`$WATCHDOG_USEC`), or nil.
         public var watchdogInterval: Duration?
+        /// Asked at SIGTERM whether the unit is being restarted.
+        public var serviceManager: any ServiceManagerAsking
 
         /// Bundles the dependencies.
-        public init(loop: EventLoop, notifier: any Notifier, journal: any JournalSink, watchdogInterval: Duration?) {
+        public init(
+            loop: EventLoop, notifier: any Notifier, journal: any JournalSink, watchdogInterval: Duration?,
+            serviceManager: any ServiceManagerAsking = SystemdServiceManager()
+        ) {
             self.loop = loop
             self.notifier = notifier
             self.journal = journal
             self.watchdogInterval = watchdogInterval
+            self.serviceManager = serviceManager
         }
     }
 
     /// Time kept between the budget's end and systemd's kill, for recording results and exiting.
     public static let exitGrace: Duration = .seconds(5)
+    /// How long a restart hand-over waits for connected clients to finish their requests.
+    static let handOverDrainLimit: Duration = .milliseconds(250)
 
     enum Phase {
         case running
+        /// A restart: finishing the requests of connected clients, then exiting with every session kept.
+        case handingOver
         case stopping(StopBudget)
         case finished(ExitStatus)
 
-        /// `running`, `stopping` or `stopped`, for `status`.
+        /// `running`, `restarting`, `stopping` or `stopped`, for `status`.
         var name: String {
             switch self {
             case .running: return "running"
+            case .handingOver: return "restarting"
             case .stopping: return "stopping"
             case .finished: return "stopped"
+            }
+        }
+
+        /// Registrations are taken until the daemon exits, except while a stop run ends everything.
+        var acceptsRegistrations: Bool {
+            switch self {
+            case .running, .handingOver: return true
+            case .stopping, .finished: return false
             }
         }
     }
@@ -60,9 +79,14 @@ public final class Daemon {
     private let notifier: any Notifier
     private let journal: any JournalSink
     private let watchdog: Watchdog
+    private let serviceManager: any ServiceManagerAsking
     private let startedAt: MonotonicInstant
     private var phase = Phase.running
     private var started: Started?
+    /// The socket systemd passed, if the daemon was socket-activated.
+    private var activatedSocket: ActivatedSocket?
+    /// When the restart hand-over began, for its duration in the journal.
+    private var handOverBegan: MonotonicInstant?
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
     public init(
@@ -74,6 +98,7 @@ public final class Daemon {
         notifier = dependencies.notifier
         journal = dependencies.journal
         watchdog = Watchdog(interval: dependencies.watchdogInterval, loop: loop, notifier: notifier)
+        serviceManager = dependencies.serviceManager
         startedAt = loop.clock.now()
     }
 
@@ -87,7 +112,6 @@ public final class Daemon {
                     JournalField(.configFile, configuration.files.joined(separator: " ")),
                 ]))
         try DaemonPaths.makeDirectory(paths.stateDirectory)
-        try DaemonPaths.makeDirectory(paths.runtimeDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
         let runs = RunCoordinator(
             loop: loop, journal: journal, committer: committer, configuration: configuration,
@@ -107,9 +131,7 @@ public final class Daemon {
         DescriptorLimit.raise(
             toFit: settings.stop.maxConcurrentRequests + ControlServer.Limits().maxClients + 64,
             maxConcurrentRequests: settings.stop.maxConcurrentRequests, journal: journal)
-        let controlServer = try ControlServer(
-            socketPath: paths.controlSocket, socketMode: settings.control.socketMode,
-            socketGroup: settings.control.socketGroup, loop: loop, handler: requests, journal: journal)
+        let controlServer = try openControlSocket(handler: requests)
         started = Started(committer: committer, runs: runs, requests: requests, controlServer: controlServer)
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
@@ -128,6 +150,36 @@ public final class Daemon {
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
+    }
+
+    /// The socket systemd passed (`session-cleanup.socket`), or one of the daemon's own when it
+    /// was started without it (by hand), with `[Control] SocketMode=` and `SocketGroup=`.
+    private func openControlSocket(handler: SessionRequestHandler) throws -> ControlServer {
+        guard let activated = try ActivatedSocket.fromServiceManager() else {
+            try DaemonPaths.makeDirectory(paths.runtimeDirectory)
+            let control = configuration.current.control
+            return try ControlServer(
+                socketPath: paths.controlSocket, socketMode: control.socketMode, socketGroup: control.socketGroup,
+                loop: loop, handler: handler, journal: journal)
+        }
+        activatedSocket = activated
+        reportControlSettingsNotApplied()
+        return try ControlServer(
+            adopting: activated.fd, socketPath: activated.path, loop: loop, handler: handler, journal: journal)
+    }
+
+    /// Under socket activation the socket unit's mode and group rule; say so when the
+    /// configuration asks for others.
+    private func reportControlSettingsNotApplied() {
+        guard let activatedSocket else { return }
+        let differences = activatedSocket.settingsNotApplied(configuration.current.control)
+        guard !differences.isEmpty else { return }
+        journal.record(
+            JournalEntry(
+                .warning,
+                "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
+                    + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)",
+                [JournalField(.event, "control-setting-ignored")]))
     }
 
     /// Turns the event loop until the stop run has finished; returns the exit status.
@@ -153,7 +205,11 @@ public final class Daemon {
         case (.hangUp, .running):
             reload()
         case (.terminate, .running), (.interrupt, .running):
-            beginStop(signal: signal, sender: sender)
+            terminate(signal: signal, sender: sender)
+        case (.terminate, .handingOver), (.interrupt, .handingOver):
+            finishHandOver()
+        case (.hangUp, .handingOver):
+            break
         case (.terminate, .stopping(let budget)), (.interrupt, .stopping(let budget)):
             journal.record(
                 JournalEntry(
@@ -179,11 +235,13 @@ public final class Daemon {
         journal.record(JournalEntry(.info, "Reloading configuration", [JournalField(.event, "reloading")]))
         do {
             let change = try configuration.reload(path: paths.configFile, required: paths.configRequired)
-            if !change.needingRestart.isEmpty {
+            if activatedSocket != nil {
+                reportControlSettingsNotApplied()
+            } else if change.controlSocketChanged {
                 journal.record(
                     JournalEntry(
                         .notice,
-                        "\(change.needingRestart.joined(separator: ", ")) changes take effect at the next start "
+                        "[Control] SocketMode=/SocketGroup= changes take effect at the next start "
                             + "(the socket stays as it is)",
                         [JournalField(.event, "reload-partial")]))
             }
@@ -208,11 +266,79 @@ public final class Daemon {
         }
     }
 
-    // MARK: Stop run
+    // MARK: Restart hand-over or stop run
 
-    private func beginStop(signal: DaemonSignal, sender: Int32) {
+    /// A restart of the unit hands every session over to the next process; anything else is a
+    /// stop run. The budget starts at the signal, so asking systemd counts against it.
+    private func terminate(signal: DaemonSignal, sender: Int32) {
         let settings = configuration.current.stop
         let budget = StopBudget(total: settings.budget, minimumRequest: settings.minimumRequest, clock: loop.clock)
+        let decision = TerminationDecision.decide(
+            signal: signal, onRestart: settings.onRestart, ask: serviceManager.askAboutOwnUnit)
+        switch decision {
+        case .handOver(let unit, let jobType):
+            beginHandOver(signal: signal, sender: sender, unit: unit, jobType: jobType)
+        case .stop(let reason):
+            beginStop(signal: signal, sender: sender, budget: budget, reason: reason)
+        }
+    }
+
+    /// Stops taking connections (a socket unit keeps new ones queued for the next process),
+    /// finishes the requests of connected clients for at most ``handOverDrainLimit``, then exits.
+    private func beginHandOver(signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String) {
+        phase = .handingOver
+        handOverBegan = loop.clock.now()
+        notifier.send([.stopping, .status("Restarting: handing \(sessionCount) sessions over")])
+        journal.record(
+            JournalEntry(
+                .info, "\(signal) received: \(unit.name) is being restarted; its sessions are kept",
+                [
+                    JournalField(.event, "hand-over-begun"), JournalField(.signal, signal.description),
+                    JournalField(.senderPID, sender), JournalField(.unit, unit.name), JournalField(.jobType, jobType),
+                    JournalField(.sessionsTotal, sessionCount),
+                ]))
+        guard let started else {
+            finishHandOver()
+            return
+        }
+        started.runs.stopForHandOver()
+        started.controlServer.close()
+        let deadline = loop.clock.now().advanced(by: Self.handOverDrainLimit)
+        func waitForClients() {
+            guard case .handingOver = phase else { return }
+            if started.controlServer.clientCount == 0 || loop.clock.now() >= deadline {
+                finishHandOver()
+            } else {
+                loop.schedule(after: .milliseconds(2)) { waitForClients() }
+            }
+        }
+        waitForClients()
+    }
+
+    private func finishHandOver() {
+        guard case .handingOver = phase else { return }
+        if let started {
+            started.committer.commitNow()
+            started.controlServer.disconnectAll()
+        }
+        let kept = sessionCount
+        started?.committer.close()
+        watchdog.stop()
+        let took = handOverBegan.map { loop.clock.now().duration(since: $0) } ?? .zero
+        let summary = "Handed \(kept) sessions over to the restarted daemon"
+        notifier.send([.status(summary)])
+        journal.record(
+            JournalEntry(
+                .info, summary,
+                [
+                    JournalField(.event, "handed-over"), JournalField(.sessionsTotal, kept),
+                    JournalField(.durationUsec, took.microseconds),
+                ]))
+        phase = .finished(.success)
+    }
+
+    private func beginStop(signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String) {
+        let settings = configuration.current.stop
         phase = .stopping(budget)
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
         notifier.send([
@@ -221,11 +347,12 @@ public final class Daemon {
         ])
         journal.record(
             JournalEntry(
-                .info, "\(signal) received: stop run begun with a budget of \(settings.budget.humanReadable)",
+                .info,
+                "\(signal) received: stop run begun with a budget of \(settings.budget.humanReadable) (\(reason))",
                 [
                     JournalField(.event, "stop-begun"), JournalField(.signal, signal.description),
                     JournalField(.senderPID, sender), JournalField(.budgetUsec, settings.budget.microseconds),
-                    JournalField(.sessionsTotal, sessionCount),
+                    JournalField(.sessionsTotal, sessionCount), JournalField(.stopReason, reason),
                 ]))
         guard let started else {
             finishStop(budget, report: nil)

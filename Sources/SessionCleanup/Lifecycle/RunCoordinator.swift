@@ -15,7 +15,7 @@ final class RunCoordinator {
     private(set) var stopRun: CleanupRun?
     /// Runs other than the stop run, by identity.
     private(set) var backgroundRuns: [ObjectIdentifier: CleanupRun] = [:]
-    /// Set once the stop run has taken over: no background run starts after it.
+    /// Set once the stop run (or a hand-over) has taken over: no background run starts after it.
     private(set) var isStopping = false
 
     private let loop: EventLoop
@@ -96,14 +96,7 @@ final class RunCoordinator {
     func beginStopRun(
         budget: StopBudget, onProgress: @escaping (String) -> Void, completion: @escaping (RunReport?) -> Void
     ) {
-        isStopping = true
-        for run in backgroundRuns.values { run.abandon() }
-        backgroundRuns = [:]
-        for reply in endReplies.values {
-            reply(.failure(.stopping, "the daemon began stopping: the stop run ends these sessions"))
-        }
-        endReplies = [:]
-        sessionsBeingEnded = []
+        stopBackgroundRuns(telling: "the daemon began stopping: the stop run ends these sessions")
         let sessions = committer.store.allSessions
         guard !sessions.isEmpty, let run = makeRun(.stop, sessions: sessions, budget: budget) else {
             completion(nil)
@@ -115,6 +108,21 @@ final class RunCoordinator {
             self?.finished(report)
             completion(report)
         }
+    }
+
+    /// Before a restart hand-over: background runs are abandoned (their sessions stay stored, with
+    /// what their finished calls recorded) and no run starts any more.
+    func stopForHandOver() {
+        stopBackgroundRuns(telling: "the daemon is restarting; ask again once it is back")
+    }
+
+    private func stopBackgroundRuns(telling endRequesters: String) {
+        isStopping = true
+        for run in backgroundRuns.values { run.abandon() }
+        backgroundRuns = [:]
+        for reply in endReplies.values { reply(.failure(.stopping, endRequesters)) }
+        endReplies = [:]
+        sessionsBeingEnded = []
     }
 
     private func makeRun(_ kind: CleanupRun.Kind, sessions: [Session], budget: StopBudget) -> CleanupRun? {

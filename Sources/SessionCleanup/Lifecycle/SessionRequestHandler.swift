@@ -78,7 +78,7 @@ final class SessionRequestHandler: ControlRequestHandler {
         key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials,
         reply: @escaping (ControlResponse) -> Void
     ) {
-        guard case .running = facts.phase() else {
+        guard facts.phase().acceptsRegistrations else {
             reply(.failure(.stopping, "the daemon is stopping and takes no new sessions"))
             return
         }

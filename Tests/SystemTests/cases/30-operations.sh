@@ -1,0 +1,250 @@
+#!/bin/bash
+# 30-operations.sh — the everyday operations around the daemon, under a real systemd, with the
+# shipped service and socket units and the sysusers file:
+#   - the units verify; exposure <= 1.5; the daemon runs as session-cleanup (MainPID uid != 0);
+#     state files 0600 owned by it;
+#   - 300 sessions, 5 x `systemctl restart` (and try-restart): the server sees 0 calls, `list`
+#     shows 300, one handed-over entry per restart; then `systemctl stop` ends all 300;
+#   - a client registering continuously (a connection per registration) through 10 restarts:
+#     0 refused, every acknowledged session listed;
+#   - a user in group session-cleanup registers and sees only their own; a user outside is refused;
+#   - [Stop] OnRestart=end: a restart ends the sessions;
+#   - upgrade: a state directory a root-run old version left (root-owned) keeps its sessions;
+#   - `systemctl poweroff` with sessions: all ended before D-Bus and the network went down.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
+source "$HERE/harness.sh"
+
+sc_need_daemon 30-operations
+if ! sc_is_elf "$SC_BINARY"; then
+    sc_log "SKIP 30-operations: $SC_BINARY is not the real daemon"
+    sc_summary; exit 0
+fi
+
+U=session-cleanup
+SRV=endsession-server
+PORT=18080
+CT=ops-$$
+RUN=$(sc_run_dir "$CT")
+STATS_FILE=/var/lib/$SRV/stats.json
+CONFD=/etc/session-cleanup/session-cleanup.conf.d
+STATE=/var/lib/session-cleanup
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; _sc_on_exit' EXIT
+mkdir -p "$TMP/extra"
+cp "$ROOT/Tests/Support/endsession_server.py" "$HERE/fixtures/sc_client.py" "$HERE/fixtures/register_loop.py" \
+    "$TMP/extra/"
+cat > "$TMP/session-cleanup.conf" <<EOF
+[Endpoint]
+Name=auth
+URL=http://127.0.0.1:$PORT/user/{session}/endsession
+EOF
+export SC_EXTRA_DIR=$TMP/extra SC_CONF=$TMP/session-cleanup.conf
+
+x() { sc_exec "$CT" "$@"; }
+new_keys() {
+    local i
+    for ((i = 0; i < $2; i++)); do printf '%s%s\n' "$1" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"; done
+}
+client() { x python3 /opt/sc-test/sc_client.py "$@"; }
+register() { client register auth "${2:-}" <<< "$1"; }
+srv_stats() { client stats $PORT; }
+srv_reset() { client reset $PORT >/dev/null; }
+srv_expect() { srv_reset && client expect $PORT <<< "$1" >/dev/null; }
+srv_calls() { srv_stats | grep -o '"calls": [0-9]*' | head -n1 | awk '{print $2}'; }
+list_ids() { x session-cleanup list --json | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4 | sort; }
+list_count() { list_ids | sed '/^$/d' | wc -l | tr -d ' '; }
+jr() { sc_journal "$CT" "$@"; }
+cursor() { jr -n 1 -o json | grep -o '"__CURSOR":"[^"]*"' | cut -d'"' -f4; }
+since() { jr --after-cursor="$1" -o json; }
+jsel() {
+    local out=$1 fv; shift
+    for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
+    printf '%s' "$out"
+}
+jcount() { local s; s=$(jsel "$@"); if [ -z "$s" ]; then echo 0; else wc -l <<< "$s" | tr -d ' '; fi; }
+has_event() { local c=$1 e=$2; shift 2; [ "$(jcount "$(since "$c")" SESSION_CLEANUP_EVENT="$e" "$@")" -gt 0 ]; }
+wait_event() { sc_wait_for 10 has_event "$@"; }
+main_pid() { sc_prop "$CT" $U MainPID; }
+pid_uid() { x awk '/^Uid:/ {print $2}' "/proc/$1/status"; }
+sorted() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | sort; }
+
+sc_boot "$CT" || sc_abort "boot container $CT"
+
+# ------------------------------------------------------------------------- the shipped units
+check "systemd-analyze verify $U.service $U.socket" \
+    x systemd-analyze verify /etc/systemd/system/$U.service /etc/systemd/system/$U.socket
+exposure=$(x systemd-analyze security --offline=yes /etc/systemd/system/$U.service 2>&1 \
+    | awk '/Overall exposure level/ {print $(NF-2)}')
+sc_log "systemd-analyze security: exposure $exposure"
+check "systemd-analyze security: exposure ${exposure:-?} <= 1.5" awk -v e="${exposure:-99}" 'BEGIN { exit !(e + 0 <= 1.5) }'
+check "user and group session-cleanup exist (sysusers)" x getent passwd session-cleanup
+
+x mkdir -p /var/lib/$SRV
+check "start $SRV (Before=$U.service)" \
+    x systemd-run --unit=$SRV -p Before=$U.service /usr/bin/python3 /opt/sc-test/endsession_server.py \
+        --host 127.0.0.1 --port $PORT --ready-file /run/$SRV.port --stats-file $STATS_FILE \
+    || sc_abort "start the test server"
+check "$SRV listening" sc_wait_for 10 x test -s /run/$SRV.port || sc_abort "server ready"
+
+check "systemctl start $U" x systemctl start $U || { sc_dump "$CT" $U; sc_abort "start $U"; }
+check "socket unit active" sc_eq "$(sc_prop "$CT" $U.socket ActiveState)" active
+check "socket: srw-rw---- root session-cleanup" \
+    sc_eq "$(x stat -c '%A %U %G' /run/session-cleanup/control.sock)" "srw-rw---- root session-cleanup"
+PID=$(main_pid)
+check "MainPID $PID runs as uid $(pid_uid "$PID") (not 0)" sc_ne "$(pid_uid "$PID")" 0
+check "MainPID's user is session-cleanup" sc_eq "$(pid_uid "$PID")" "$(x id -u session-cleanup)"
+check "state files 0600, owned by session-cleanup" \
+    sc_eq "$(x sh -c "stat -c '%a %U' $STATE/* | sort -u")" "600 session-cleanup"
+check "state directory 0700, owned by session-cleanup" sc_eq "$(x stat -c '%a %U' $STATE)" "700 session-cleanup"
+
+# ----------------------------------------------------- 300 sessions through 5 restarts, then stop
+N=300
+KEYS=$(new_keys ok- $N)
+IDS=$(register "$KEYS" restarts)
+check "registered $N sessions" sc_eq "$(wc -w <<< "$IDS" | tr -d ' ')" $N
+srv_expect "$KEYS"
+C0=$(cursor)
+x systemctl reset-failed $U      # (a fresh start-rate count: StartLimitBurst= is 20 per minute)
+pids="$(main_pid)"
+for i in 1 2 3 4 5; do
+    verb=restart; [ "$i" = 3 ] && verb=try-restart
+    t0=$(sc_ms)
+    check "systemctl $verb $U ($i of 5)" x systemctl $verb $U
+    sc_log "$verb $i took $(( $(sc_ms) - t0 )) ms"
+    pids+=" $(main_pid)"
+done
+check "5 new processes (MainPIDs: $pids)" sc_eq "$(tr ' ' '\n' <<< "$pids" | sort -u | wc -l | tr -d ' ')" 6
+check "server: 0 end-session calls during the restarts" sc_eq "$(srv_calls)" 0
+check "list shows the $N sessions" sc_eq "$(list_ids | tr '\n' ' ')" "$(sorted "$IDS" | tr '\n' ' ')"
+check "journal: 5 handed-over SESSIONS_TOTAL=$N" wait_event "$C0" handed-over
+check "journal: 5 handed-over entries with SESSIONS_TOTAL=$N" \
+    sc_eq "$(jcount "$(since "$C0")" SESSION_CLEANUP_EVENT=handed-over SESSIONS_TOTAL=$N)" 5
+check "journal: no stop run during the restarts" sc_eq "$(jcount "$(since "$C0")" SESSION_CLEANUP_EVENT=stop-begun)" 0
+check "Result=success, NRestarts=0 (no failure)" \
+    sc_eq "$(sc_prop "$CT" $U Result) $(sc_prop "$CT" $U NRestarts)" "success 0"
+
+C1=$(cursor)
+check "systemctl stop $U ($N sessions)" x systemctl stop $U
+S=$(srv_stats)
+check "server: all $N ended exactly once" sc_has "$S" '"all_ended_exactly_once": true'
+check "server: $N calls" sc_eq "$(srv_calls)" $N
+check "journal: stop-begun says why (a stop job)" wait_event "$C1" stop-begun
+check "journal: STOP_REASON names the stop job" \
+    sc_has "$(jsel "$(since "$C1")" SESSION_CLEANUP_EVENT=stop-begun)" "has a stop job"
+check "journal: stopped SESSIONS_LEFT=0" wait_event "$C1" stopped SESSIONS_LEFT=0
+
+# ------------------------------------------- a client registering continuously through 10 restarts
+x systemctl reset-failed $U
+check "systemctl start $U (registration loop)" x systemctl start $U
+srv_reset
+x rm -f /run/regloop.stop /run/regloop.out
+x python3 /opt/sc-test/register_loop.py auth /run/regloop.stop /run/regloop.out &
+loop_pid=$!
+sc_wait_for 5 x test -s /run/regloop.out
+for i in $(seq 10); do
+    x systemctl restart $U || check "systemctl restart $U ($i of 10, with a client registering)" false
+    sc_sleep 0.1
+done
+x touch /run/regloop.stop
+wait "$loop_pid"
+OUT=$(x cat /run/regloop.out)
+acked=$(grep -c '^ok ' <<< "$OUT")
+refused=$(grep -c '^refused' <<< "$OUT")
+sc_log "registration loop: $acked acknowledged, $refused refused through 10 restarts"
+check "registration loop: 0 refused ($(grep '^refused' <<< "$OUT" | sort | uniq -c | head -3 | tr '\n' ' '))" \
+    sc_eq "$refused" 0
+check "registration loop: at least 50 acknowledged ($acked)" test "$acked" -ge 50
+ACKED_IDS=$(grep '^ok ' <<< "$OUT" | cut -d' ' -f2 | sort)
+LISTED=$(list_ids)
+missing=$(comm -23 <(echo "$ACKED_IDS") <(echo "$LISTED") | wc -l | tr -d ' ')
+check "every acknowledged session is listed ($missing of $acked missing)" sc_eq "$missing" 0
+check "server: 0 end-session calls during the 10 restarts" sc_eq "$(srv_calls)" 0
+check "session-cleanup end --all (clean up)" x session-cleanup end --all
+check "store empty" sc_eq "$(list_count)" 0
+
+# ---------------------------------------------------------- users: group members only, own sessions
+x useradd --create-home --groups session-cleanup alice
+x useradd --create-home bob
+as() { local who=$1; shift; x setpriv --reuid="$who" --regid="$who" --init-groups "$@"; }
+ALICE_ID=$(printf '%s\n' "$(new_keys ok- 1)" | as alice session-cleanup register --endpoint auth --label alice)
+check "alice (in group session-cleanup) registers" test -n "$ALICE_ID"
+ROOT_ID=$(register "$(new_keys ok- 1)" root)
+check "root registers" test -n "$ROOT_ID"
+check "alice lists only her own session" \
+    sc_eq "$(as alice session-cleanup list --json | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4)" "$ALICE_ID"
+check "root lists both" sc_eq "$(list_count)" 2
+bob_out=$(printf '%s\n' "$(new_keys ok- 1)" | as bob session-cleanup register --endpoint auth 2>&1); bob_rc=$?
+check "bob (not in the group) is refused (exit $bob_rc: $bob_out)" test "$bob_rc" -ne 0
+check "bob's refusal says permission denied" sc_has "$bob_out" "ermission denied"
+check "still 2 sessions after bob's attempt" sc_eq "$(list_count)" 2
+x session-cleanup end --all >/dev/null
+
+# ------------------------------------------------------------------ [Stop] OnRestart=end
+x sh -c "mkdir -p $CONFD && printf '[Stop]\nOnRestart=end\n' > $CONFD/30-onrestart.conf"
+C2=$(cursor)
+check "systemctl reload $U (OnRestart=end)" x systemctl reload $U
+check "journal: reloaded" wait_event "$C2" reloaded
+srv_reset
+KEYS=$(new_keys ok- 5)
+IDS=$(register "$KEYS" onrestart-end)
+srv_expect "$KEYS"
+check "systemctl restart $U with OnRestart=end" x systemctl restart $U
+check "server: the 5 sessions ended at the restart" sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
+check "list empty after the restart" sc_eq "$(list_count)" 0
+check "journal: STOP_REASON names OnRestart=end" \
+    sc_has "$(jsel "$(since "$C2")" SESSION_CLEANUP_EVENT=stop-begun)" "OnRestart=end"
+x rm -f $CONFD/30-onrestart.conf
+x systemctl reload $U
+
+# ------------------------- upgrade: the state directory a root-run older version left keeps working
+x systemctl stop $U
+x rm -rf $STATE
+x mkdir -p /run/sc-hand
+x sh -c "STATE_DIRECTORY=$STATE RUNTIME_DIRECTORY=/run/sc-hand /usr/bin/session-cleanup daemon \
+    > /run/sc-hand/log 2>&1 & echo \$! > /run/sc-hand/pid"
+sc_wait_for 5 x test -S /run/sc-hand/control.sock
+KEYS=$(new_keys ok- 5)
+IDS=""
+while IFS= read -r k; do
+    IDS+="$(printf '%s\n' "$k" | x session-cleanup register --socket /run/sc-hand/control.sock --endpoint auth) "
+done <<< "$KEYS"
+x sh -c 'kill -KILL "$(cat /run/sc-hand/pid)"'
+sc_sleep 0.2
+check "root-run daemon left a root-owned state directory" sc_eq "$(x stat -c '%U' $STATE)" root
+C3=$(cursor)
+check "systemctl start $U on the root-owned state directory" x systemctl start $U || sc_dump "$CT" $U
+check "the 5 sessions of the old state directory are listed" \
+    sc_eq "$(list_ids | tr '\n' ' ')" "$(sorted "$IDS" | tr '\n' ' ')"
+check "state files now 0600 and owned by session-cleanup" \
+    sc_eq "$(x sh -c "stat -c '%a %U' $STATE/* | sort -u")" "600 session-cleanup"
+
+# ----------------------------------------------------------- poweroff with sessions (these 5 + 20)
+KEYS2=$(new_keys ok- 15; new_keys slow1500- 5)
+IDS2=$(register "$KEYS2" poweroff)
+srv_expect "$KEYS"$'\n'"$KEYS2"
+C4=$(cursor)
+check "poweroff" sc_poweroff "$CT" 60
+SF=$(cat "$RUN/upper$STATS_FILE" 2>/dev/null)
+check "server: all 25 ended exactly once during the shutdown" sc_has "$SF" '"all_ended_exactly_once": true'
+J=$(since "$C4")
+check "journal: stop-begun at shutdown names the stop job and the stopping system" \
+    sc_has "$(jsel "$J" SESSION_CLEANUP_EVENT=stop-begun)" "(system stopping)"
+check "journal: stopped SESSIONS_LEFT=0 at shutdown" sc_eq "$(jcount "$J" SESSION_CLEANUP_EVENT=stopped SESSIONS_LEFT=0)" 1
+first_with() {
+    local out; out=$(grep -n . <<< "$1"); local fv
+    shift; for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
+    local n; n=$(head -n1 <<< "$out" | cut -d: -f1); echo "${n:-999999}"
+}
+l_stopped=$(first_with "$J" SESSION_CLEANUP_EVENT=stopped)
+l_dbus=$(first_with "$J" UNIT=dbus.service)
+l_net=$(first_with "$J" UNIT=network-online.target)
+sc_log "journal lines: stopped=$l_stopped dbus.service=$l_dbus network-online.target=$l_net"
+check "order: $U stopped before dbus.service went down" test "$l_stopped" -lt "$l_dbus"
+check "order: $U stopped before network-online.target went down" test "$l_stopped" -lt "$l_net"
+
+if [ "$SC_FAILS" -eq 0 ] && [ -z "${SC_KEEP:-}" ]; then sc_cleanup "$CT"; else sc_log "kept for inspection: $RUN"; fi
+sc_summary

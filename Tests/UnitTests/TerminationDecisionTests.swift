@@ -1,0 +1,65 @@
+import Glibc
+import XCTest
+
+@testable import SessionCleanup
+
+final class TerminationDecisionTests: XCTestCase {
+    private let unit = ServiceManagerUnit(manager: .system, name: "session-cleanup.service")
+
+    private func decide(
+        _ report: ServiceManagerReport, signal: DaemonSignal = .terminate, onRestart: OnRestartPolicy = .keep
+    ) -> TerminationDecision {
+        TerminationDecision.decide(signal: signal, onRestart: onRestart, ask: { report })
+    }
+
+    private func reason(_ decision: TerminationDecision) -> String? {
+        if case .stop(let reason) = decision { return reason }
+        return nil
+    }
+
+    func testARestartJobHandsTheSessionsOver() {
+        let decision = decide(.answered(unit, ServiceManagerAnswer(jobType: "restart", systemState: "running")))
+        XCTAssertEqual(decision, .handOver(unit: unit, jobType: "restart"))
+    }
+
+    func testAStopJobIsAStopRunAndSaysWhichJob() {
+        let decision = decide(.answered(unit, ServiceManagerAnswer(jobType: "stop", systemState: "running")))
+        XCTAssertEqual(reason(decision), "session-cleanup.service has a stop job (system running)")
+    }
+
+    func testARestartJobWhileTheSystemShutsDownIsAStop() {
+        let decision = decide(.answered(unit, ServiceManagerAnswer(jobType: "restart", systemState: "stopping")))
+        XCTAssertNotNil(reason(decision))
+    }
+
+    func testNoJobIsAStop() {
+        let decision = decide(.answered(unit, ServiceManagerAnswer(jobType: nil, systemState: "running")))
+        XCTAssertEqual(reason(decision)?.contains("has no job"), true)
+    }
+
+    func testNoAnswerIsAStopThatNamesTheCause() {
+        let timeout = ServiceManagerQueryError(errno: ETIMEDOUT, step: "no answer within 1000 ms")
+        XCTAssertEqual(
+            reason(decide(.unanswered(unit, timeout))),
+            "could not ask the system manager about session-cleanup.service: no answer within 1000 ms")
+        let noBus = ServiceManagerQueryError(errno: ENOENT, step: "connect to the system bus")
+        XCTAssertEqual(reason(decide(.unanswered(unit, noBus)))?.contains("connect to the system bus"), true)
+    }
+
+    func testNotUnderAServiceManagerIsAStop() {
+        XCTAssertEqual(reason(decide(.notUnderServiceManager))?.contains("not started by a service manager"), true)
+    }
+
+    func testOnRestartEndAndSigintStopWithoutAskingTheManager() {
+        var asked = false
+        let restart = ServiceManagerReport.answered(
+            unit, ServiceManagerAnswer(jobType: "restart", systemState: "running"))
+        let ask: () -> ServiceManagerReport = {
+            asked = true
+            return restart
+        }
+        XCTAssertNotNil(reason(TerminationDecision.decide(signal: .terminate, onRestart: .end, ask: ask)))
+        XCTAssertNotNil(reason(TerminationDecision.decide(signal: .interrupt, onRestart: .keep, ask: ask)))
+        XCTAssertFalse(asked)
+    }
+}
