@@ -17,6 +17,8 @@ enum CommandLineInterface {
           list [--json]                 list your sessions (root: all), keys never shown
           status [--json]               the daemon's state and its last stop run
           end ID|--all [--json]         end sessions now, while the daemon runs
+          reload                        apply the configuration again (the unit's ExecReload=);
+                                        exit 78 when it is invalid and the old one is kept
 
         Options for every verb: --help, --version; client verbs take --socket PATH
         (default: $SESSION_CLEANUP_SOCKET or /run/session-cleanup/control.sock).
@@ -59,6 +61,7 @@ enum CommandLineInterface {
             case "list": return try ListVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))
             case "status": return try StatusVerb.run(try Options(rest, flags: ["--json"], values: ["--socket"]))
             case "end": return try EndVerb.run(try Options(rest, flags: ["--all", "--json"], values: ["--socket"]))
+            case "reload": return try ReloadVerb.run(try Options(rest, flags: [], values: ["--socket"]))
             default: throw UsageError("unknown verb '\(verb)'; see session-cleanup --help")
             }
         } catch let error as UsageError {

@@ -12,8 +12,7 @@ enum DaemonVerb {
         let configuration: Configuration
         let files: [String]
         do {
-            (configuration, files) = try ConfigurationLoader.load(
-                path: paths.configFile, required: paths.configRequired)
+            (configuration, files) = try DaemonConfigurationLoader.load(paths)
         } catch {
             journal.record(
                 JournalEntry(

@@ -27,6 +27,8 @@ public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, C
     public static let stopping = ControlErrorCode(rawValue: "stopping")
     /// Something failed inside the daemon (its journal says what).
     public static let `internal` = ControlErrorCode(rawValue: "internal")
+    /// `reload`: the configuration on disk is invalid; the daemon keeps the one in force.
+    public static let invalidConfiguration = ControlErrorCode(rawValue: "invalid-configuration")
 
     /// The code's text.
     public var description: String { rawValue }
@@ -71,6 +73,9 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
     case status
     /// `{"op":"end","id":ID}` or `{"op":"end","all":true}`: end sessions now.
     case end(EndTarget)
+    /// Read the configuration again and apply it, or keep the old one and say why (root and the
+    /// daemon's own user only; `systemctl reload` runs it).
+    case reload
 
     /// Longest key accepted, in UTF-8 bytes.
     public static let maxKeyBytes = 4096
@@ -89,6 +94,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         case .list: return "list"
         case .status: return "status"
         case .end: return "end"
+        case .reload: return "reload"
         }
     }
 
@@ -103,6 +109,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         case .status: return "status"
         case .end(.session(let id)): return "end(\(id))"
         case .end(.all): return "end(all)"
+        case .reload: return "reload"
         }
     }
 
@@ -163,6 +170,8 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
             self = .list
         case "status":
             self = .status
+        case "reload":
+            self = .reload
         case "end":
             let id = try fields.string("id")
             let all = try fields.bool("all")
@@ -182,7 +191,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         default:
             throw ControlProtocolError(
                 .badRequest,
-                "unknown op '\(Self.printable(op))' (expected register, unregister, list, status or end)")
+                "unknown op '\(Self.printable(op))' (expected register, unregister, list, status, end or reload)")
         }
         try fields.rejectUnknown(op: op)
     }
@@ -200,7 +209,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
             try container.encode(id, forKey: FieldKey("id"))
         case .end(.all):
             try container.encode(true, forKey: FieldKey("all"))
-        case .list, .status:
+        case .list, .status, .reload:
             break
         }
     }
@@ -282,11 +291,13 @@ public struct ControlSessionInfo: Sendable, Equatable, Codable {
     public var attempts: Int
     /// What the last attempt came to (`ended`, `rejected`, `failed`, …), or nil before any.
     public var lastOutcome: String?
+    /// Those of ``endpoints`` that are not configured (nil from a daemon that does not say).
+    public var unconfiguredEndpoints: [String]?
 
     /// Creates an entry.
     public init(
         id: String, label: String?, endpoints: [String], ownerUID: UInt32, registeredAt: UInt64, ageSeconds: UInt64,
-        attempts: Int, lastOutcome: String?
+        attempts: Int, lastOutcome: String?, unconfiguredEndpoints: [String] = []
     ) {
         self.id = id
         self.label = label
@@ -296,6 +307,7 @@ public struct ControlSessionInfo: Sendable, Equatable, Codable {
         self.ageSeconds = ageSeconds
         self.attempts = attempts
         self.lastOutcome = lastOutcome
+        self.unconfiguredEndpoints = unconfiguredEndpoints
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -304,6 +316,7 @@ public struct ControlSessionInfo: Sendable, Equatable, Codable {
         case registeredAt = "registered_at"
         case ageSeconds = "age_sec"
         case lastOutcome = "last_outcome"
+        case unconfiguredEndpoints = "unconfigured_endpoints"
     }
 
     /// Encodes every member, absent ones as `null`, so each entry has the same keys.
@@ -317,6 +330,7 @@ public struct ControlSessionInfo: Sendable, Equatable, Codable {
         try container.encode(ageSeconds, forKey: .ageSeconds)
         try container.encode(attempts, forKey: .attempts)
         try container.encode(lastOutcome, forKey: .lastOutcome)
+        try container.encode(unconfiguredEndpoints ?? [], forKey: .unconfiguredEndpoints)
     }
 }
 
@@ -364,6 +378,13 @@ public struct ControlResponse: Sendable, Equatable, Codable {
     public static func status(_ status: JSONValue) -> ControlResponse { ControlResponse(ok: true, status: status) }
     /// `{"ok":true,"report":{…}}` (`end`).
     public static func ended(report: JSONValue) -> ControlResponse { ControlResponse(ok: true, report: report) }
+    /// `{"ok":true,"report":{"files":[…],"notes":[…]}}` (`reload`): what was read, and what did
+    /// not take effect (settings that need a restart).
+    public static func reloaded(files: [String], notes: [String]) -> ControlResponse {
+        ControlResponse(
+            ok: true,
+            report: .object(["files": .array(files.map { .string($0) }), "notes": .array(notes.map { .string($0) })]))
+    }
     /// `{"ok":false,"error":MESSAGE,"code":CODE}`.
     public static func failure(_ code: ControlErrorCode, _ message: String) -> ControlResponse {
         ControlResponse(ok: false, error: message, code: code)

@@ -94,13 +94,19 @@ public struct JournalField: Sendable, Equatable {
         public static let unit = Name(constant: "UNIT")
         /// `JOB_TYPE`: the type of the unit's job while it stops (`restart`, `stop`).
         public static let jobType = Name(constant: "JOB_TYPE")
+        /// `SYNC_USEC`: time spent making something durable (at SIGTERM: the last registrations and
+        /// the stop run's start record).
+        public static let syncUsec = Name(constant: "SYNC_USEC")
+        /// `QUERY_USEC`: how long asking the service manager (restart or stop?) took at SIGTERM.
+        public static let queryUsec = Name(constant: "QUERY_USEC")
 
         /// Every constant above, for the test that proves them valid.
         static let allConstants: [Name] = [
             event, budgetUsec, timeRemainingUsec, durationUsec, signal, senderPID, configFile, error,
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
-            callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType,
+            callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
+            queryUsec,
         ]
     }
 

@@ -23,9 +23,9 @@ final class ActiveConfiguration {
         self.files = files
     }
 
-    /// Loads the configuration at `path` again; on success it is in force.
-    func reload(path: String, required: Bool) throws(ConfigurationError) -> Change {
-        let (loaded, loadedFiles) = try ConfigurationLoader.load(path: path, required: required)
+    /// Loads the configuration again (files and credentials); on success it is in force.
+    func reload(_ paths: DaemonPaths) throws(ConfigurationError) -> Change {
+        let (loaded, loadedFiles) = try DaemonConfigurationLoader.load(paths)
         let previous = current
         let socketChanged =
             loaded.control.socketMode != previous.control.socketMode

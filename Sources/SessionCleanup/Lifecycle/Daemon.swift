@@ -85,7 +85,7 @@ public final class Daemon {
     private var started: Started?
     /// The socket systemd passed, if the daemon was socket-activated.
     private var activatedSocket: ActivatedSocket?
-    /// When the restart hand-over began, for its duration in the journal.
+    /// When the SIGTERM of a restart hand-over was handled, for its duration in the journal.
     private var handOverBegan: MonotonicInstant?
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
@@ -113,6 +113,7 @@ public final class Daemon {
                 ]))
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
+        try InterruptedStopRun.recover(committer, journal: journal)
         let runs = RunCoordinator(
             loop: loop, journal: journal, committer: committer, configuration: configuration,
             credentialsDirectory: paths.credentialsDirectory)
@@ -123,9 +124,10 @@ public final class Daemon {
         }
         let requests = SessionRequestHandler(
             committer: committer, runs: runs, configuration: configuration,
-            facts: SessionRequestHandler.DaemonFacts(
-                phase: { [weak self] in self?.phase ?? .finished(.success) }, startedAt: startedAt,
-                lastStopSummary: LastStopRunDocument.read(from: committer.store)),
+            daemon: SessionRequestHandler.DaemonContext(
+                phase: { [weak self] in self?.phase ?? .finished(.success) },
+                reload: { [weak self] in self?.reload() ?? .refused(ConfigurationError(file: "", line: 0, "stopped")) },
+                startedAt: startedAt, lastStopSummary: LastStopRunDocument.read(from: committer.store)),
             loop: loop, journal: journal)
         let settings = configuration.current
         DescriptorLimit.raise(
@@ -133,6 +135,7 @@ public final class Daemon {
             maxConcurrentRequests: settings.stop.maxConcurrentRequests, journal: journal)
         let controlServer = try openControlSocket(handler: requests)
         started = Started(committer: committer, runs: runs, requests: requests, controlServer: controlServer)
+        reportUnconfiguredEndpoints()
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
         notifier.send([.ready, .status(readyStatus)])
@@ -169,17 +172,17 @@ public final class Daemon {
     }
 
     /// Under socket activation the socket unit's mode and group rule; say so when the
-    /// configuration asks for others.
-    private func reportControlSettingsNotApplied() {
-        guard let activatedSocket else { return }
+    /// configuration asks for others. Returns what was said.
+    @discardableResult
+    private func reportControlSettingsNotApplied() -> [String] {
+        guard let activatedSocket else { return [] }
         let differences = activatedSocket.settingsNotApplied(configuration.current.control)
-        guard !differences.isEmpty else { return }
-        journal.record(
-            JournalEntry(
-                .warning,
-                "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
-                    + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)",
-                [JournalField(.event, "control-setting-ignored")]))
+        guard !differences.isEmpty else { return [] }
+        let note =
+            "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
+            + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)"
+        journal.record(JournalEntry(.warning, note, [JournalField(.event, "control-setting-ignored")]))
+        return [note]
     }
 
     /// Turns the event loop until the stop run has finished; returns the exit status.
@@ -230,30 +233,22 @@ public final class Daemon {
 
     // MARK: Reload
 
-    private func reload() {
+    /// What a reload did.
+    enum ReloadOutcome {
+        /// The configuration from `files` is in force; `notes` say what did not take effect.
+        case applied(files: [String], notes: [String])
+        /// The files (or a credential) are invalid: the previous configuration is kept.
+        case refused(ConfigurationError)
+    }
+
+    /// Reads the configuration again (SIGHUP, or the `reload` request `systemctl reload` sends).
+    @discardableResult
+    func reload() -> ReloadOutcome {
         notifier.send([.reloading(loop.clock.now()), .status("Reloading configuration")])
         journal.record(JournalEntry(.info, "Reloading configuration", [JournalField(.event, "reloading")]))
+        let change: ActiveConfiguration.Change
         do {
-            let change = try configuration.reload(path: paths.configFile, required: paths.configRequired)
-            if activatedSocket != nil {
-                reportControlSettingsNotApplied()
-            } else if change.controlSocketChanged {
-                journal.record(
-                    JournalEntry(
-                        .notice,
-                        "[Control] SocketMode=/SocketGroup= changes take effect at the next start "
-                            + "(the socket stays as it is)",
-                        [JournalField(.event, "reload-partial")]))
-            }
-            started?.runs.configurationChanged(from: change.previous)
-            journal.record(
-                JournalEntry(
-                    .info, "Configuration reloaded from \(configuration.files.count) file(s)",
-                    [
-                        JournalField(.event, "reloaded"),
-                        JournalField(.configFile, configuration.files.joined(separator: " ")),
-                    ]))
-            notifier.send([.ready, .status(readyStatus)])
+            change = try configuration.reload(paths)
         } catch {
             journal.record(
                 JournalEntry(
@@ -263,7 +258,36 @@ public final class Daemon {
                         JournalField(.configFile, error.file),
                     ]))
             notifier.send([.ready, .status(readyStatus + " (reload failed: \(error))")])
+            return .refused(error)
         }
+        var notes: [String] = []
+        if activatedSocket != nil {
+            notes += reportControlSettingsNotApplied()
+        } else if change.controlSocketChanged {
+            let note =
+                "[Control] SocketMode=/SocketGroup= changes take effect at the next start (the socket stays as it is)"
+            journal.record(JournalEntry(.notice, note, [JournalField(.event, "reload-partial")]))
+            notes.append(note)
+        }
+        if let unconfigured = reportUnconfiguredEndpoints() { notes.append(unconfigured.note) }
+        journal.record(
+            JournalEntry(
+                .info, "Configuration reloaded from \(configuration.files.count) file(s)",
+                [
+                    JournalField(.event, "reloaded"),
+                    JournalField(.configFile, configuration.files.joined(separator: " ")),
+                ]))
+        notifier.send([.ready, .status(readyStatus)])
+        return .applied(files: configuration.files, notes: notes)
+    }
+
+    /// Journals the stored sessions that name endpoints no longer configured; returns them, if any.
+    @discardableResult
+    private func reportUnconfiguredEndpoints() -> UnconfiguredEndpoints? {
+        guard let store = started?.committer.store else { return nil }
+        let unconfigured = UnconfiguredEndpoints(store.allSessions, configuration: configuration.current)
+        unconfigured.record(in: journal)
+        return unconfigured.isEmpty ? nil : unconfigured
     }
 
     // MARK: Restart hand-over or stop run
@@ -273,21 +297,25 @@ public final class Daemon {
     private func terminate(signal: DaemonSignal, sender: Int32) {
         let settings = configuration.current.stop
         let budget = StopBudget(total: settings.budget, minimumRequest: settings.minimumRequest, clock: loop.clock)
+        let received = loop.clock.now()
         let decision = TerminationDecision.decide(
             signal: signal, onRestart: settings.onRestart, ask: serviceManager.askAboutOwnUnit)
+        let asked = JournalField(.queryUsec, loop.clock.now().duration(since: received).microseconds)
         switch decision {
         case .handOver(let unit, let jobType):
-            beginHandOver(signal: signal, sender: sender, unit: unit, jobType: jobType)
+            handOverBegan = received
+            beginHandOver(signal: signal, sender: sender, unit: unit, jobType: jobType, asked: asked)
         case .stop(let reason):
-            beginStop(signal: signal, sender: sender, budget: budget, reason: reason)
+            beginStop(signal: signal, sender: sender, budget: budget, reason: reason, asked: asked)
         }
     }
 
     /// Stops taking connections (a socket unit keeps new ones queued for the next process),
     /// finishes the requests of connected clients for at most ``handOverDrainLimit``, then exits.
-    private func beginHandOver(signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String) {
+    private func beginHandOver(
+        signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String, asked: JournalField
+    ) {
         phase = .handingOver
-        handOverBegan = loop.clock.now()
         notifier.send([.stopping, .status("Restarting: handing \(sessionCount) sessions over")])
         journal.record(
             JournalEntry(
@@ -295,7 +323,7 @@ public final class Daemon {
                 [
                     JournalField(.event, "hand-over-begun"), JournalField(.signal, signal.description),
                     JournalField(.senderPID, sender), JournalField(.unit, unit.name), JournalField(.jobType, jobType),
-                    JournalField(.sessionsTotal, sessionCount),
+                    JournalField(.sessionsTotal, sessionCount), asked,
                 ]))
         guard let started else {
             finishHandOver()
@@ -337,7 +365,8 @@ public final class Daemon {
         phase = .finished(.success)
     }
 
-    private func beginStop(signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String) {
+    private func beginStop(signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String, asked: JournalField)
+    {
         let settings = configuration.current.stop
         phase = .stopping(budget)
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
@@ -345,6 +374,16 @@ public final class Daemon {
             .stopping, .extendTimeout(settings.budget + Self.exitGrace),
             .status("Stopping: ending \(sessionCount) sessions, \(settings.budget.humanReadable) budget"),
         ])
+        // Registrations already accepted are acknowledged now, not after the stop run; then the
+        // stop run's start is made durable, so a crash before its end does not forget it.
+        let syncBegan = loop.clock.now()
+        if let started {
+            started.committer.commitNow()
+            if started.committer.store.count > 0 {
+                InterruptedStopRun.recordBegun(
+                    sessions: started.committer.store.count, in: started.committer.store, journal: journal)
+            }
+        }
         journal.record(
             JournalEntry(
                 .info,
@@ -353,13 +392,12 @@ public final class Daemon {
                     JournalField(.event, "stop-begun"), JournalField(.signal, signal.description),
                     JournalField(.senderPID, sender), JournalField(.budgetUsec, settings.budget.microseconds),
                     JournalField(.sessionsTotal, sessionCount), JournalField(.stopReason, reason),
+                    JournalField(.syncUsec, loop.clock.now().duration(since: syncBegan).microseconds), asked,
                 ]))
         guard let started else {
             finishStop(budget, report: nil)
             return
         }
-        // Registrations already accepted are acknowledged now, not after the stop run.
-        started.committer.commitNow()
         started.runs.beginStopRun(
             budget: budget, onProgress: { [weak self] text in self?.notifier.send([.status(text)]) },
             completion: { [weak self] report in self?.finishStop(budget, report: report) })
@@ -369,7 +407,9 @@ public final class Daemon {
         guard case .stopping = phase else { return }
         if let started {
             if let report { LastStopRunDocument.write(report, to: started.committer.store, journal: journal) }
-            started.committer.commitNow()
+            if started.committer.commitNow() == nil {
+                InterruptedStopRun.recordFinished(in: started.committer.store, journal: journal)
+            }
             started.controlServer.close()
             started.controlServer.disconnectAll()
         }

@@ -24,6 +24,8 @@ final class RunCoordinator {
     private let configuration: ActiveConfiguration
     private let credentialsDirectory: String?
     private var engine: HTTPEngine?
+    /// The `MaxConcurrentRequests=` the engine was made with.
+    private var engineLimit = 0
     private var sessionsBeingEnded: Set<SessionID> = []
     /// Replies to `end` requests, by run, answered when the run finishes (or the stop run takes over).
     private var endReplies: [ObjectIdentifier: (ControlResponse) -> Void] = [:]
@@ -41,16 +43,6 @@ final class RunCoordinator {
 
     /// Whether any run is ending sessions now.
     var isEndingSessions: Bool { stopRun != nil || !backgroundRuns.isEmpty }
-
-    /// After a reload: the engine's connection limits follow `MaxConcurrentRequests=`, so it is
-    /// rebuilt for the next run when that changed and no run is using it.
-    func configurationChanged(from previous: Configuration) {
-        if configuration.current.stop.maxConcurrentRequests != previous.stop.maxConcurrentRequests,
-            backgroundRuns.isEmpty
-        {
-            engine = nil
-        }
-    }
 
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
     /// leftover budget; sessions already being ended are skipped. `reply` gets the run's report.
@@ -127,10 +119,14 @@ final class RunCoordinator {
 
     private func makeRun(_ kind: CleanupRun.Kind, sessions: [Session], budget: StopBudget) -> CleanupRun? {
         let settings = configuration.current
+        let limit = settings.stop.maxConcurrentRequests
+        // The engine's connection limits follow MaxConcurrentRequests=: after a reload changed
+        // it, a new engine serves the next run that starts while no other uses the old one.
+        if engineLimit != limit, backgroundRuns.isEmpty, stopRun == nil { engine = nil }
         do {
             if engine == nil {
-                let limit = settings.stop.maxConcurrentRequests
                 engine = try HTTPEngine(loop: loop, maxConnectionsPerHost: limit, maxTotalConnections: limit)
+                engineLimit = limit
             }
         } catch {
             journal.record(
@@ -143,9 +139,11 @@ final class RunCoordinator {
             kind: kind, sessions: sessions, endpoints: settings.endpoints, tokens: readTokens(),
             budget: budget, settings: CleanupRun.Settings(settings.stop), transport: engine, loop: loop,
             journal: journal)
+        // A stop run drops endpoints that are no longer configured (UnconfiguredEndpoints).
+        let configured = kind == .stop ? Set(settings.endpoints.map(\.name)) : nil
         run.onSessionFinished = { [weak self] result in
             self?.sessionsBeingEnded.remove(result.id)
-            self?.committer.apply(result)
+            self?.committer.apply(result, droppingAllBut: configured)
         }
         return run
     }

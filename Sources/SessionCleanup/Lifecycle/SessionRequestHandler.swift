@@ -1,11 +1,15 @@
+import Glibc
+
 /// The daemon's answers to control requests: registration (acknowledged after its group
 /// commit), and listing, removing, ending and counting sessions, each user seeing only their
 /// own (root sees all).
 final class SessionRequestHandler: ControlRequestHandler {
-    /// What `status` reports of the daemon as a whole.
-    struct DaemonFacts {
+    /// What request handling needs of the daemon as a whole.
+    struct DaemonContext {
         /// The daemon's phase, read at each request.
         let phase: () -> Daemon.Phase
+        /// Reloads the configuration (the `reload` request).
+        let reload: () -> Daemon.ReloadOutcome
         /// When the daemon started, for the uptime.
         let startedAt: MonotonicInstant
         /// The last stop run's summary kept in the state directory at start.
@@ -15,18 +19,18 @@ final class SessionRequestHandler: ControlRequestHandler {
     private let committer: StoreCommitter
     private let runs: RunCoordinator
     private let configuration: ActiveConfiguration
-    private let facts: DaemonFacts
+    private let daemon: DaemonContext
     private let loop: EventLoop
     private let journal: any JournalSink
 
     init(
-        committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, facts: DaemonFacts,
+        committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, daemon: DaemonContext,
         loop: EventLoop, journal: any JournalSink
     ) {
         self.committer = committer
         self.runs = runs
         self.configuration = configuration
-        self.facts = facts
+        self.daemon = daemon
         self.loop = loop
         self.journal = journal
     }
@@ -54,11 +58,14 @@ final class SessionRequestHandler: ControlRequestHandler {
         case .list:
             let now = wallClockMicroseconds()
             let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
-            reply(.sessions(visible.map { Self.info($0, now: now) }))
+            let configured = Set(configuration.current.endpoints.map(\.name))
+            reply(.sessions(visible.map { Self.info($0, now: now, configured: configured) }))
         case .status:
             reply(.status(status(for: peer)))
+        case .reload:
+            reload(for: peer, reply: reply)
         case .end(let target):
-            guard case .running = facts.phase() else {
+            guard case .running = daemon.phase() else {
                 reply(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
                 return
             }
@@ -78,7 +85,7 @@ final class SessionRequestHandler: ControlRequestHandler {
         key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials,
         reply: @escaping (ControlResponse) -> Void
     ) {
-        guard facts.phase().acceptsRegistrations else {
+        guard daemon.phase().acceptsRegistrations else {
             reply(.failure(.stopping, "the daemon is stopping and takes no new sessions"))
             return
         }
@@ -141,29 +148,50 @@ final class SessionRequestHandler: ControlRequestHandler {
         return session
     }
 
-    static func info(_ session: Session, now: UInt64) -> ControlSessionInfo {
+    static func info(_ session: Session, now: UInt64, configured: Set<String>) -> ControlSessionInfo {
         ControlSessionInfo(
             id: session.id.description, label: session.label, endpoints: session.endpoints,
             ownerUID: session.ownerUID, registeredAt: session.registeredAt,
             ageSeconds: now > session.registeredAt ? (now - session.registeredAt) / 1_000_000 : 0,
-            attempts: session.attempts, lastOutcome: session.lastOutcome)
+            attempts: session.attempts, lastOutcome: session.lastOutcome,
+            unconfiguredEndpoints: session.endpoints.filter { !configured.contains($0) })
+    }
+
+    /// `reload`, for root and the daemon's own user (`ExecReload=` runs as the service's user):
+    /// answered once the new configuration is in force, or with why it was not applied.
+    private func reload(for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
+        guard peer.uid == 0 || peer.uid == geteuid() else {
+            reply(.failure(.forbidden, "reload is for root and the daemon's own user (uid \(geteuid()))"))
+            return
+        }
+        guard case .running = daemon.phase() else {
+            reply(.failure(.stopping, "the daemon is stopping or restarting: nothing to reload"))
+            return
+        }
+        switch daemon.reload() {
+        case .applied(let files, let notes): reply(.reloaded(files: files, notes: notes))
+        case .refused(let error): reply(.failure(.invalidConfiguration, "configuration not reloaded: \(error)"))
+        }
     }
 
     private func status(for peer: PeerCredentials) -> JSONValue {
         let settings = configuration.current
         let visible = peer.uid == 0 ? store.count : committer.ownerCounts[peer.uid, default: 0]
         var object: [String: JSONValue] = [
-            "state": .string(facts.phase().name),
+            "state": .string(daemon.phase().name),
             "version": .string(SessionCleanupVersion.string),
             "sessions": .integer(Int64(visible)),
             "endpoints": .array(settings.endpoints.map { .string($0.name) }),
             "budget_usec": .integer(settings.stop.budget.microseconds),
-            "uptime_usec": .integer(loop.clock.now().duration(since: facts.startedAt).microseconds),
+            "uptime_usec": .integer(loop.clock.now().duration(since: daemon.startedAt).microseconds),
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
+        let unconfigured = UnconfiguredEndpoints(
+            peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid), configuration: settings)
+        if !unconfigured.isEmpty { object["unconfigured_endpoints"] = unconfigured.json }
         if peer.uid == 0, let lastReport = runs.lastReport { object["last_run"] = lastReport.summaryJSON }
-        if peer.uid == 0, let lastStopSummary = facts.lastStopSummary { object["last_stop_run"] = lastStopSummary }
+        if peer.uid == 0, let lastStopSummary = daemon.lastStopSummary { object["last_stop_run"] = lastStopSummary }
         return .object(object)
     }
 }

@@ -52,18 +52,44 @@ final class StoreCommitter {
 
     /// Records what a run did to one session: removed when ended at every endpoint; otherwise
     /// its outcome and attempts, without the endpoints that did end it (a server asked to end a
-    /// session twice may well say no). Committed with the next coalesced run commit.
-    func apply(_ result: CleanupRun.SessionResult) {
+    /// session twice may well say no). With `configured` (a stop run), endpoints not in it are
+    /// dropped from the session too, journaled: they cannot be called, and a session left with no
+    /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Committed with the next
+    /// coalesced run commit.
+    func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
+        defer { scheduleRunCommit() }
         if result.ended {
             remove(result.id)
-        } else {
-            if !result.endedEndpoints.isEmpty, var session = store.session(id: result.id) {
-                session.endpoints.removeAll { result.endedEndpoints.contains($0) }
-                if !session.endpoints.isEmpty { store.replace(session) }
-            }
-            store.recordOutcome(id: result.id, outcome: result.outcome.word, attemptsDelta: result.attempts)
+            return
         }
-        scheduleRunCommit()
+        guard let session = store.session(id: result.id) else { return }
+        let left = session.endpoints.filter { !result.endedEndpoints.contains($0) }
+        let dropped = configured.map { names in left.filter { !names.contains($0) } } ?? []
+        if !dropped.isEmpty { recordDropped(session, dropped) }
+        let kept = left.filter { !dropped.contains($0) }
+        guard !kept.isEmpty else {
+            remove(result.id)
+            return
+        }
+        if kept != session.endpoints {
+            var changed = session
+            changed.endpoints = kept
+            store.replace(changed)
+        }
+        store.recordOutcome(id: result.id, outcome: result.outcome.word, attemptsDelta: result.attempts)
+    }
+
+    private func recordDropped(_ session: Session, _ endpoints: [String]) {
+        let names = endpoints.joined(separator: " ")
+        journal.record(
+            JournalEntry(
+                .warning,
+                "Session \(session.id): endpoint \(endpoints.joined(separator: ", ")) not configured any more, "
+                    + "dropped from the session without a call",
+                [
+                    JournalField(.event, "endpoints-dropped"), JournalField(.sessionID, session.id.description),
+                    JournalField(.endpoint, names), JournalField(.ownerUID, session.ownerUID),
+                ]))
     }
 
     // MARK: Commits
@@ -80,13 +106,16 @@ final class StoreCommitter {
     }
 
     /// Commits now whatever is staged and answers every reply waiting for a commit; the timers of
-    /// pending commits are cancelled (nothing is left for them to do).
-    func commitNow() {
+    /// pending commits are cancelled (nothing is left for them to do). Returns the commit's error.
+    @discardableResult
+    func commitNow() -> (any Error)? {
         if let groupCommitTimer { loop.cancel(groupCommitTimer) }
         groupCommitTimer = nil
         if let runCommitTimer { loop.cancel(runCommitTimer) }
         runCommitTimer = nil
-        answerWaitingReplies(error: commit())
+        let error = commit()
+        answerWaitingReplies(error: error)
+        return error
     }
 
     /// Commits what is staged; returns the error it journaled, if any.

@@ -155,6 +155,13 @@ public final class SessionStore {
         try directory.writeAtomically(name, bytes)
     }
 
+    /// Removes the document `name` durably (the directory is synced); nothing if there is none.
+    public func removeDocument(_ name: String) throws {
+        try checkOpen()
+        try directory.removeIfPresent(name)
+        try directory.fsyncDirectory()
+    }
+
     /// The document `name`, or nil if there is none (or it cannot be read).
     public func readDocument(_ name: String) -> [UInt8]? {
         guard !isClosed, let f = try? directory.openExisting(name, flags: O_RDONLY) else { return nil }

@@ -133,6 +133,8 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
             reply(.status(["state": "running", "sessions": .integer(Int64(count))]))
         case .end:
             reply(.ended(report: ["ended": 0]))
+        case .reload:
+            reply(.reloaded(files: [], notes: []))
         }
     }
 }

@@ -9,6 +9,8 @@
 #     0 refused, every acknowledged session listed;
 #   - a user in group session-cleanup registers and sees only their own; a user outside is refused;
 #   - [Stop] OnRestart=end: a restart ends the sessions;
+#   - `systemctl reload` with a broken drop-in exits non-zero, the daemon still serves; fixed: 0;
+#   - SIGKILL during a stop run of slow calls: the next start ends those sessions, no stop needed;
 #   - upgrade: a state directory a root-run old version left (root-owned) keeps its sessions;
 #   - `systemctl poweroff` with sessions: all ended before D-Bus and the network went down.
 set -uo pipefail
@@ -199,6 +201,45 @@ check "journal: STOP_REASON names OnRestart=end" \
     sc_has "$(jsel "$(since "$C2")" SESSION_CLEANUP_EVENT=stop-begun)" "OnRestart=end"
 x rm -f $CONFD/30-onrestart.conf
 x systemctl reload $U
+
+# -------------------------------------------------- reload tells the truth (ExecReload= is synchronous)
+x sh -c "printf '[Stop]\nBudgetSec=whenever\n' > $CONFD/30-broken.conf"
+C5=$(cursor)
+reload_out=$(x systemctl reload $U 2>&1); reload_rc=$?
+check "systemctl reload with a broken drop-in exits non-zero (rc $reload_rc)" test "$reload_rc" -ne 0
+check "the daemon is still active after the failed reload" sc_eq "$(sc_prop "$CT" $U ActiveState)" active
+check "the daemon still serves after the failed reload" x session-cleanup status
+check "journal: reload-failed names the drop-in and line" \
+    sc_has "$(jsel "$(since "$C5")" SESSION_CLEANUP_EVENT=reload-failed)" "30-broken.conf:2"
+check "journal: the unit's reload failed (the ExecReload= process said why)" \
+    sc_has "$(jr --after-cursor="$C5" -o cat)" "configuration not reloaded"
+x sh -c "printf '[Stop]\nBudgetSec=7s\n' > $CONFD/30-broken.conf"
+check "systemctl reload with the fixed drop-in exits 0" x systemctl reload $U
+check "the fixed configuration is in force when reload returns (budget 7 s)" \
+    sc_has "$(x session-cleanup status --json)" '"budget_usec":7000000'
+x rm -f $CONFD/30-broken.conf
+x systemctl reload $U
+
+# ----------------------------------------------- SIGKILL during a stop run of slow calls, then start
+srv_reset
+KEYS=$(new_keys slow2000- 10)
+IDS=$(register "$KEYS" killed)
+srv_expect "$KEYS"
+C6=$(cursor)
+x systemctl stop --no-block $U
+check "stop run begun" wait_event "$C6" stop-begun
+sc_sleep 0.5
+check "SIGKILL during the stop run (calls take 2 s)" x systemctl kill -s KILL $U
+sc_wait_for 10 test "$(sc_prop "$CT" $U ActiveState)" != deactivating
+check "no stopped entry: the stop run was cut off" sc_eq "$(jcount "$(since "$C6")" SESSION_CLEANUP_EVENT=stopped)" 0
+x systemctl reset-failed $U
+check "systemctl start $U after the SIGKILL" x systemctl start $U
+check "journal: stop-run-interrupted SESSIONS_TOTAL=10" wait_event "$C6" stop-run-interrupted SESSIONS_TOTAL=10
+list_empty() { [ "$(list_count)" = 0 ]; }
+check "the 10 sessions are ended in the background after the start (within 15 s)" sc_wait_for 15 list_empty
+check "server: all 10 ended" sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
+check "journal: a leftover run, after ready" \
+    test "$(jcount "$(since "$C6")" SESSION_CLEANUP_EVENT=run-begun RUN_KIND=leftover)" -ge 1
 
 # ------------------------- upgrade: the state directory a root-run older version left keeps working
 x systemctl stop $U
