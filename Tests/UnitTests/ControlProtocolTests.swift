@@ -185,7 +185,10 @@ final class ControlProtocolTests: XCTestCase {
         let items = try XCTUnwrap(object["sessions"] as? [[String: Any]])
         XCTAssertEqual(
             Set(items[0].keys),
-            ["id", "label", "endpoints", "owner_uid", "registered_at", "age_sec", "attempts", "last_outcome"])
+            [
+                "id", "label", "endpoints", "owner_uid", "registered_at", "age_sec", "attempts", "last_outcome",
+                "unconfigured_endpoints",
+            ])
         XCTAssertTrue(items[0]["label"] is NSNull, "absent label is an explicit null")
         XCTAssertEqual(items[0]["registered_at"] as? Int, 1_700_000_000_000_000)
         XCTAssertFalse(items[0].keys.contains("key"))
