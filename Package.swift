@@ -13,7 +13,7 @@ let strict: [SwiftSetting] = [
 
 /// The fuzz targets (`Fuzz/Targets/NAME`, run by `scripts/fuzz.sh`): each is an executable
 /// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
-let fuzzTargets = ["control-request", "reply-judge"]
+let fuzzTargets = ["configuration", "control-request", "reply-judge"]
 
 let package = Package(
     name: "session-cleanup",

@@ -41,8 +41,9 @@ done
 scratch=.build/fuzz
 # SwiftPM's --sanitize fuzzer instruments only the executable's own module; -sanitize=fuzzer on
 # every Swift module gives libFuzzer the library's coverage too. One instrumented build of the
-# library, shared by the targets (incremental after the first).
-build=(--scratch-path "$scratch" --sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address
+# library, shared by the targets. Release: about 6 times the executions per second of a debug
+# build (bounds and overflow checks stay on), for a minute more of compiling.
+build=(-c release --scratch-path "$scratch" --sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address
     -Xswiftc -DFUZZING -Xswiftc -warnings-as-errors)
 for target in "${targets[@]}"; do
     swift build -q "${build[@]}" --product "fuzz-$target" 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" || true

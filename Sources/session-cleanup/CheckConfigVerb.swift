@@ -21,7 +21,9 @@ enum CheckConfigVerb {
             }
             return .success
         } catch {
-            printError("session-cleanup: \(error)")
+            for problem in error.problems { printError("session-cleanup: \(problem)") }
+            let count = error.problems.count
+            printError("session-cleanup: configuration invalid: \(count) problem\(count == 1 ? "" : "s")")
             return .configurationInvalid
         }
     }

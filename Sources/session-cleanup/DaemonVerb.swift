@@ -18,7 +18,7 @@ enum DaemonVerb {
                 JournalEntry(
                     .error, "Invalid configuration, not starting: \(error)",
                     [JournalField(.event, "config-invalid"), JournalField(.error, error.description)]))
-            notifier.send([.status("Invalid configuration: \(error)"), .errno(22)])
+            notifier.send([.status("Invalid configuration: \(error.summary)"), .errno(22)])
             return .configurationInvalid
         }
         let loop = try EventLoop()

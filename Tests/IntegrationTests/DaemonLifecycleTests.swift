@@ -50,7 +50,7 @@ final class DaemonLifecycleTests: XCTestCase {
         daemon.signal(SIGHUP)
         let messages = try XCTUnwrap(daemon.notify.receive(until: { $0.hasPrefix("READY=1") }, timeout: 5))
         XCTAssertTrue(messages.last?.contains("reload failed") ?? false, "\(messages)")
-        XCTAssertTrue(daemon.stderr.contains("session-cleanup.conf:3: unknown key 'NoSuchKey'"), daemon.stderr)
+        XCTAssertTrue(daemon.stderr.contains("session-cleanup.conf:3: unknown key in [Stop]"), daemon.stderr)
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
         XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=5000000"), "the old budget still governs")
@@ -59,7 +59,8 @@ final class DaemonLifecycleTests: XCTestCase {
     func testInvalidConfigurationAtStartExitsWithExConfigAndNamesTheLine() throws {
         let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=forever\n")
         XCTAssertEqual(daemon.waitForExit(timeout: 5), 78)
-        XCTAssertTrue(daemon.stderr.contains("session-cleanup.conf:2: invalid BudgetSec='forever'"), daemon.stderr)
+        XCTAssertTrue(
+            daemon.stderr.contains("session-cleanup.conf:2: invalid BudgetSec=: expected a duration"), daemon.stderr)
     }
 
     func testWatchdogIsPingedAtHalfTheInterval() throws {

@@ -1,18 +1,32 @@
 /// One `Key=value` assignment as written, with where it was written.
 public struct ConfigAssignment: Sendable, Equatable {
-    /// The key, e.g. `BudgetSec`.
+    /// The key, e.g. `BudgetSec` (ASCII letters and digits).
     public let key: String
     /// The value, trimmed; may be empty (an empty assignment resets a list, as in systemd).
+    /// Never contains a control character other than a tab.
     public let value: String
     /// The file it was read from.
     public let file: String
     /// Its 1-based line.
     public let line: Int
+
+    /// Creates an assignment.
+    public init(key: String, value: String, file: String, line: Int) {
+        self.key = key
+        self.value = value
+        self.file = file
+        self.line = line
+    }
+
+    /// A problem with this assignment, at its file and line.
+    public func problem(_ message: String) -> ConfigurationProblem {
+        ConfigurationProblem(file: file, line: line, message)
+    }
 }
 
 /// One `[Section]` and its assignments, in order.
 public struct ConfigSection: Sendable, Equatable {
-    /// The name between the brackets.
+    /// The name between the brackets (ASCII letters and digits).
     public let name: String
     /// The file it was read from.
     public let file: String
@@ -24,55 +38,106 @@ public struct ConfigSection: Sendable, Equatable {
 
 /// The syntax of systemd-style configuration files: `[Section]` headers, `Key=value` lines,
 /// `#` and `;` comments, blank lines, and a trailing `\` continuing a line. Meaning is given
-/// to the sections by ``Configuration``.
+/// to the sections by ``ConfigurationLoader``.
+///
+/// Lines end in LF or CRLF (a file written on Windows reads the same). Read as bytes, not as
+/// Swift `Character`s, in which `"\r\n"` is one character that no `"\n"` matches. A line with
+/// any other control character (a lone CR, an escape) is a problem, so no value can smuggle a
+/// line break into an HTTP header. Problems name the file and line, never the line's text.
 public enum ConfigFile {
-    /// Splits `text` (the contents of `file`) into sections; an assignment before any section,
-    /// or a line that is neither, is an error naming the line.
-    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> [ConfigSection] {
+    /// Splits `bytes` (the contents of `file`, UTF-8) into sections. Every problem is appended to
+    /// `problems` and its line skipped; the rest is still read, so one pass reports them all.
+    public static func parse(_ bytes: [UInt8], file: String, problems: inout [ConfigurationProblem])
+        -> [ConfigSection]
+    {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            problems.append(ConfigurationProblem(file: file, line: 0, "not valid UTF-8 text"))
+            return []
+        }
+        func problem(_ line: Int, _ message: String) {
+            problems.append(ConfigurationProblem(file: file, line: line, message))
+        }
         var sections: [ConfigSection] = []
-        var pending = ""
+        var pending: [UInt8] = []
         var pendingLine = 0
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        for (index, raw) in lines.enumerated() {
-            let number = index + 1
-            var line = String(raw).trimmingSpaces
-            if pending.isEmpty {
-                if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+        var continuing = false
+        var number = 0
+        for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            var line = raw[...]
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            line = trimmed(line)
+            if !continuing {
+                if line.isEmpty || line.first == UInt8(ascii: "#") || line.first == UInt8(ascii: ";") { continue }
                 pendingLine = number
             }
-            if line.hasSuffix("\\") {
-                line.removeLast()
-                pending += line + " "
-                continue
-            }
-            line = pending + line
-            pending = ""
-            if line.hasPrefix("[") {
-                guard line.hasSuffix("]"), line.count > 2 else {
-                    throw ConfigurationError(file: file, line: pendingLine, "malformed section header '\(line)'")
+            if line.contains(where: isForbiddenControl) {
+                problem(number, "the line contains a control character (only tabs are allowed)")
+                if line.last != UInt8(ascii: "\\") {
+                    pending = []
+                    continuing = false
                 }
-                let name = String(line.dropFirst().dropLast()).trimmingSpaces
-                sections.append(ConfigSection(name: name, file: file, line: pendingLine, assignments: []))
                 continue
             }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw ConfigurationError(
-                    file: file, line: pendingLine, "expected Key=value or [Section], found '\(line)'")
+            if line.last == UInt8(ascii: "\\") {
+                pending += line.dropLast()
+                pending.append(UInt8(ascii: " "))
+                continuing = true
+                continue
             }
-            let key = String(line[..<equals]).trimmingSpaces
-            let value = String(line[line.index(after: equals)...]).trimmingSpaces
-            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                throw ConfigurationError(file: file, line: pendingLine, "invalid key '\(key)'")
+            let logical = pending + line
+            pending = []
+            continuing = false
+            if logical.first == UInt8(ascii: "[") {
+                guard logical.last == UInt8(ascii: "]"), logical.count > 2 else {
+                    problem(pendingLine, "malformed section header (expected [Name])")
+                    continue
+                }
+                let name = trimmed(logical.dropFirst().dropLast())
+                guard isIdentifier(name) else {
+                    problem(pendingLine, "malformed section header (a section name is letters and digits)")
+                    continue
+                }
+                sections.append(ConfigSection(name: text(name), file: file, line: pendingLine, assignments: []))
+                continue
+            }
+            guard let equals = logical.firstIndex(of: UInt8(ascii: "=")) else {
+                problem(pendingLine, "expected Key=value or [Section]")
+                continue
+            }
+            let key = trimmed(logical[..<equals])
+            guard isIdentifier(key) else {
+                problem(pendingLine, "invalid key name (a key is letters and digits, followed by '=')")
+                continue
             }
             guard !sections.isEmpty else {
-                throw ConfigurationError(file: file, line: pendingLine, "'\(key)=' appears before any [Section]")
+                problem(pendingLine, "an assignment before any [Section]")
+                continue
             }
+            let value = trimmed(logical[logical.index(after: equals)...])
             sections[sections.count - 1].assignments.append(
-                ConfigAssignment(key: key, value: value, file: file, line: pendingLine))
+                ConfigAssignment(key: text(key), value: text(value), file: file, line: pendingLine))
         }
-        if !pending.isEmpty {
-            throw ConfigurationError(file: file, line: pendingLine, "line continuation at end of file")
-        }
+        if continuing { problem(pendingLine, "line continuation at end of file") }
         return sections
     }
+
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }),
+            let last = bytes.lastIndex(where: { !isBlank($0) })
+        else { return [] }
+        return bytes[first...last]
+    }
+
+    private static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> { trimmed(bytes[...]) }
+
+    private static func isForbiddenControl(_ byte: UInt8) -> Bool { (byte < 0x20 && byte != 0x09) || byte == 0x7F }
+
+    private static func isIdentifier(_ bytes: ArraySlice<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }
+    }
+
+    /// Bytes already checked to be valid UTF-8 (the whole file is).
+    private static func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
 }

@@ -1,5 +1,7 @@
-/// A configuration problem, naming the file and line (or the setting) it concerns.
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+/// One configuration problem, naming the file and line (or the setting) it concerns. Its
+/// message never quotes the file's text: values, unknown keys and malformed lines may hold a
+/// credential (or be the first line of a file that is not a configuration at all).
+public struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file the problem is in; empty for a problem of the whole configuration.
     public let file: String
     /// The 1-based line, or 0 when the problem is not on one line.
@@ -7,16 +9,45 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     /// What is wrong, for people.
     public let message: String
 
-    /// Creates an error at `file:line`.
+    /// Creates a problem at `file:line`.
     public init(file: String, line: Int, _ message: String) {
         self.file = file
         self.line = line
         self.message = message
     }
 
-    /// `/etc/session-cleanup/session-cleanup.conf:12: unknown key 'Budget' in [Stop]`.
+    /// `/etc/session-cleanup/session-cleanup.conf:12: unknown key in [Stop] (did you mean BudgetSec=?)`.
     public var description: String {
         if file.isEmpty { return message }
         return line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)"
+    }
+}
+
+/// A configuration that cannot be used: every problem found in every file, in file and line
+/// order (loading does not stop at the first).
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The problems; never empty.
+    public let problems: [ConfigurationProblem]
+
+    /// An error of `problems` (at least one).
+    public init(_ problems: [ConfigurationProblem]) {
+        self.problems = problems.isEmpty ? [ConfigurationProblem(file: "", line: 0, "invalid configuration")] : problems
+    }
+
+    /// An error of one problem at `file:line`.
+    public init(file: String, line: Int, _ message: String) {
+        self.init([ConfigurationProblem(file: file, line: line, message)])
+    }
+
+    /// The file of the first problem (for a journal field).
+    public var file: String { problems[0].file }
+
+    /// Every problem, one per line.
+    public var description: String { problems.map(\.description).joined(separator: "\n") }
+
+    /// One line for `STATUS=`: the first problem, and how many more there are.
+    public var summary: String {
+        let first = problems[0].description
+        return problems.count == 1 ? first : "\(first) (and \(problems.count - 1) more)"
     }
 }

@@ -1,216 +1,157 @@
 /// Reads `session-cleanup.conf` and its drop-ins (`session-cleanup.conf.d/*.conf`, in name
 /// order, later files winning) into a ``Configuration``.
+///
+/// Every problem in every file is collected — syntax, unknown sections and keys, bad values, a
+/// file that cannot be read — and reported together in one ``ConfigurationError``, in the
+/// order of the files and lines. The keys and how their values are read are in
+/// ``ConfigurationKeys``.
 public enum ConfigurationLoader {
     /// Loads the main file at `path` and its drop-ins. A missing main file is an error only when
     /// `required` (an explicit `--config`); otherwise defaults apply.
     /// Returns the configuration and the files read, in order.
     public static func load(path: String, required: Bool) throws(ConfigurationError) -> (Configuration, [String]) {
-        var files: [String] = []
+        var problems: [ConfigurationProblem] = []
+        var paths: [String] = []
         if FileReading.exists(path) {
-            files.append(path)
+            paths.append(path)
         } else if required {
-            throw ConfigurationError(file: path, line: 0, "no such file")
+            problems.append(ConfigurationProblem(file: path, line: 0, "no such file"))
         }
         let dropInDirectory = path + ".d"
         do {
             let names = try FileReading.directoryEntries(dropInDirectory) ?? []
-            files += names.filter { $0.hasSuffix(".conf") }.sorted().map { "\(dropInDirectory)/\($0)" }
+            paths += names.filter { $0.hasSuffix(".conf") }.sorted().map { "\(dropInDirectory)/\($0)" }
         } catch {
-            throw ConfigurationError(file: dropInDirectory, line: 0, "cannot list drop-ins: \(error)")
+            problems.append(ConfigurationProblem(file: dropInDirectory, line: 0, "cannot list drop-ins: \(error)"))
         }
-        var sections: [ConfigSection] = []
-        for file in files {
-            let text: String
+        var files: [(path: String, bytes: [UInt8])] = []
+        for file in paths {
             do {
-                let bytes = try FileReading.contents(of: file)
-                guard let decoded = String(validating: bytes, as: UTF8.self) else {
-                    throw ConfigurationError(file: file, line: 0, "not valid UTF-8")
-                }
-                text = decoded
-            } catch let error as SystemCallError {
-                throw ConfigurationError(file: file, line: 0, "cannot read: \(error)")
-            } catch let error as ConfigurationError {
-                throw error
+                files.append((file, try FileReading.contents(of: file)))
             } catch {
-                throw ConfigurationError(file: file, line: 0, "cannot read: \(error)")
+                problems.append(ConfigurationProblem(file: file, line: 0, "cannot read: \(error)"))
             }
-            sections += try ConfigFile.parse(text, file: file)
         }
-        return (try build(from: sections), files)
+        var configuration: Configuration?
+        do {
+            configuration = try load(files: files)
+        } catch {
+            problems += error.problems
+        }
+        guard let configuration, problems.isEmpty else { throw ConfigurationError(problems) }
+        return (configuration, paths)
     }
 
-    /// Gives meaning to parsed sections (exposed for tests).
-    public static func build(from sections: [ConfigSection]) throws(ConfigurationError) -> Configuration {
-        var configuration = Configuration()
-        for section in sections {
-            switch section.name {
-            case "Stop": try apply(section, to: &configuration.stop)
-            case "Start": try apply(section, to: &configuration.start)
-            case "Control": try apply(section, to: &configuration.control)
-            case "Endpoint":
-                let endpoint = try endpoint(from: section)
-                if let index = configuration.endpoints.firstIndex(where: { $0.name == endpoint.name }) {
-                    configuration.endpoints[index] = endpoint  // a later file redefines it
-                } else {
-                    configuration.endpoints.append(endpoint)
-                }
-            default:
-                throw ConfigurationError(
-                    file: section.file, line: section.line,
-                    "unknown section [\(section.name)] (expected [Stop], [Start], [Control] or [Endpoint])")
+    /// Gives meaning to `files` (path and contents, main file first), as ``load(path:required:)``
+    /// does once it has read them.
+    public static func load(files: [(path: String, bytes: [UInt8])]) throws(ConfigurationError) -> Configuration {
+        var problems: [ConfigurationProblem] = []
+        var sections: [ConfigSection] = []
+        for file in files {
+            sections += ConfigFile.parse(file.bytes, file: file.path, problems: &problems)
+        }
+        var builder = Builder()
+        for section in sections { builder.add(section, problems: &problems) }
+        let configuration = builder.finish(problems: &problems)
+        guard problems.isEmpty else {
+            // In file and line order, whichever step found them; found order among equals.
+            let order = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
+            let sorted = problems.enumerated().sorted {
+                (order[$0.element.file] ?? files.count, $0.element.line, $0.offset)
+                    < (order[$1.element.file] ?? files.count, $1.element.line, $1.offset)
             }
+            throw ConfigurationError(sorted.map(\.element))
         }
         return configuration
     }
 
-    private static func apply(_ section: ConfigSection, to stop: inout StopSettings) throws(ConfigurationError) {
-        for item in section.assignments {
-            switch item.key {
-            case "BudgetSec": stop.budget = try duration(item, minimum: .milliseconds(100))
-            case "MinimumRequestSec": stop.minimumRequest = try duration(item, minimum: .zero)
-            case "MaxConcurrentRequests": stop.maxConcurrentRequests = try integer(item, in: 1...4096)
-            case "RetryDelaySec": stop.retryDelay = try duration(item, minimum: .milliseconds(1))
-            case "MaxAttempts": stop.maxAttempts = try integer(item, in: 1...100)
-            case "OnRestart":
-                guard let policy = OnRestartPolicy(rawValue: item.value) else { throw invalid(item, "keep or end") }
-                stop.onRestart = policy
-            default: throw unknownKey(item, in: section)
-            }
-        }
-        if stop.minimumRequest >= stop.budget {
-            throw ConfigurationError(
-                file: section.file, line: section.line,
-                "MinimumRequestSec= must be shorter than BudgetSec=, or no request could ever start")
-        }
-    }
+    /// Accumulates sections in order; each key's last assignment wins, an `[Endpoint]` with a
+    /// `Name=` seen before replaces the earlier one.
+    private struct Builder {
+        var configuration = Configuration()
+        var stop = ConfigSectionSettings(StopSettings())
+        var start = ConfigSectionSettings(StartSettings())
+        var control = ConfigSectionSettings(ControlSettings())
+        var endpoints: [ConfigSectionSettings<EndpointConfiguration>] = []
 
-    private static func apply(_ section: ConfigSection, to start: inout StartSettings) throws(ConfigurationError) {
-        for item in section.assignments {
-            switch item.key {
-            case "LeftoverBudgetSec": start.leftoverBudget = try duration(item, minimum: .milliseconds(100))
-            default: throw unknownKey(item, in: section)
-            }
-        }
-    }
-
-    private static func apply(_ section: ConfigSection, to control: inout ControlSettings) throws(ConfigurationError) {
-        for item in section.assignments {
-            switch item.key {
-            case "SocketMode":
-                guard let mode = UInt32(item.value, radix: 8), mode <= 0o777 else {
-                    throw invalid(item, "an octal mode such as 0660")
-                }
-                control.socketMode = mode
-            case "SocketGroup": control.socketGroup = item.value
-            case "MaxSessionsPerUser": control.maxSessionsPerUser = try integer(item, in: 1...10_000_000)
-            default: throw unknownKey(item, in: section)
-            }
-        }
-    }
-
-    private static func endpoint(from section: ConfigSection) throws(ConfigurationError) -> EndpointConfiguration {
-        var name: String?
-        var url: String?
-        var endpoint = EndpointConfiguration(name: "", url: "")
-        for item in section.assignments {
-            switch item.key {
-            case "Name":
-                guard !item.value.isEmpty, item.value.count <= 64,
-                    item.value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
-                else { throw invalid(item, "a name of letters, digits, '-', '_' and '.' (at most 64)") }
-                name = item.value
-            case "URL":
-                let lower = item.value.lowercased()
-                guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), item.value.count > 8,
-                    !item.value.contains(" ")
-                else { throw invalid(item, "an http:// or https:// URL without spaces") }
-                url = item.value
-            case "Method":
-                let method = item.value.uppercased()
-                guard ["GET", "POST", "PUT", "DELETE"].contains(method) else {
-                    throw invalid(item, "GET, POST, PUT or DELETE")
-                }
-                endpoint.method = method
-            case "TimeoutSec": endpoint.timeout = try duration(item, minimum: .milliseconds(1))
-            case "Success":
-                guard let rule = SuccessRule(rawValue: item.value) else { throw invalid(item, "json-success or 2xx") }
-                endpoint.success = rule
-            case "GoneStatus":
-                var statuses: [Int] = []
-                for word in item.value.split(separator: " ") {
-                    guard let status = Int(word), (100...599).contains(status) else {
-                        throw invalid(item, "HTTP statuses separated by spaces, e.g. 404 410")
-                    }
-                    statuses.append(status)
-                }
-                endpoint.goneStatuses = statuses  // systemd style: an empty assignment clears the list
-            case "Header":
-                if item.value.isEmpty {
-                    endpoint.headers = []
+        mutating func add(_ section: ConfigSection, problems: inout [ConfigurationProblem]) {
+            switch section.name {
+            case "Stop": stop.apply(section, ConfigurationKeys.stop, problems: &problems)
+            case "Start": start.apply(section, ConfigurationKeys.start, problems: &problems)
+            case "Control": control.apply(section, ConfigurationKeys.control, problems: &problems)
+            case "Endpoint":
+                var endpoint = ConfigSectionSettings(EndpointConfiguration(name: "", url: ""), section: section)
+                endpoint.apply(section, ConfigurationKeys.endpoint, problems: &problems)
+                if let index = endpoints.firstIndex(where: {
+                    !$0.settings.name.isEmpty && $0.settings.name == endpoint.settings.name
+                }) {
+                    endpoints[index] = endpoint  // a later file redefines it
                 } else {
-                    guard let colon = item.value.firstIndex(of: ":"), colon != item.value.startIndex,
-                        !item.value.contains("\r")
-                    else { throw invalid(item, "'Name: value'") }
-                    endpoint.headers.append(item.value)
+                    endpoints.append(endpoint)
                 }
-            case "Body": endpoint.body = item.value.isEmpty ? nil : item.value
-            case "TokenCredential":
-                guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
-                    throw invalid(item, "a credential name (LoadCredential=NAME:…), not a path")
-                }
-                endpoint.tokenCredential = item.value.isEmpty ? nil : item.value
-            case "CAFile":
-                guard item.value.isEmpty || item.value.hasPrefix("/") else { throw invalid(item, "an absolute path") }
-                endpoint.caFile = item.value.isEmpty ? nil : item.value
-            case "Token", "Authorization":
-                throw ConfigurationError(
-                    file: item.file, line: item.line,
-                    "secrets do not belong in the configuration file: use TokenCredential= with LoadCredential=")
-            default: throw unknownKey(item, in: section)
+            default:
+                let suggestion = ConfigurationKeys.suggestion(for: section.name, among: ConfigurationKeys.sectionNames)
+                problems.append(
+                    ConfigurationProblem(
+                        file: section.file, line: section.line,
+                        "unknown section" + (suggestion.map { " (did you mean [\($0)]?)" } ?? "")
+                            + " (expected [Stop], [Start], [Control] or [Endpoint])"))
             }
         }
-        guard let name else {
-            throw ConfigurationError(file: section.file, line: section.line, "[Endpoint] has no Name=")
+
+        func finish(problems: inout [ConfigurationProblem]) -> Configuration {
+            var configuration = Configuration()
+            configuration.stop = stop.settings
+            configuration.start = start.settings
+            configuration.control = control.settings
+            problems += ConfigurationKeys.check(stop)
+            for endpoint in endpoints {
+                let found = ConfigurationKeys.check(endpoint)
+                problems += found
+                if found.isEmpty { configuration.endpoints.append(endpoint.settings) }
+            }
+            return configuration
         }
-        guard let url else {
-            throw ConfigurationError(file: section.file, line: section.line, "[Endpoint] '\(name)' has no URL=")
-        }
-        guard
-            url.contains("{session}") || (endpoint.body?.contains("{session}") ?? false)
-                || endpoint.headers.contains(where: { $0.contains("{session}") })
-        else {
-            throw ConfigurationError(
-                file: section.file, line: section.line,
-                "[Endpoint] '\(name)' never sends the session: put {session} in URL=, Body= or a Header=")
-        }
-        endpoint.name = name
-        endpoint.url = url
-        return endpoint
+    }
+}
+
+/// One section's settings as they accumulate, and where each key was last assigned (so a check
+/// that involves several keys can name a line).
+struct ConfigSectionSettings<Settings> {
+    var settings: Settings
+    /// The last assignment of each key.
+    var assigned: [String: ConfigAssignment] = [:]
+    /// Keys whose value was refused (reported already).
+    var refused: Set<String> = []
+    /// The section's header, for problems of the whole section (`[Endpoint]` without `Name=`).
+    var section: ConfigSection?
+
+    init(_ settings: Settings, section: ConfigSection? = nil) {
+        self.settings = settings
+        self.section = section
     }
 
-    private static func duration(_ item: ConfigAssignment, minimum: Duration) throws(ConfigurationError) -> Duration {
-        guard let value = DurationParser.parse(item.value), value >= minimum else {
-            throw invalid(item, "a duration such as 20s, 500ms or 1min 30s (at least \(minimum.humanReadable))")
-        }
-        return value
-    }
-
-    private static func integer(_ item: ConfigAssignment, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int
+    /// Applies every assignment of `section` it has a key for; the rest are problems.
+    mutating func apply(_ section: ConfigSection, _ keys: [ConfigKey<Settings>], problems: inout [ConfigurationProblem])
     {
-        guard let value = Int(item.value), range.contains(value) else {
-            throw invalid(item, "an integer from \(range.lowerBound) to \(range.upperBound)")
+        for item in section.assignments {
+            guard let key = keys.first(where: { $0.name == item.key }) else {
+                let suggestion = ConfigurationKeys.suggestion(for: item.key, among: keys.map(\.name))
+                problems.append(
+                    item.problem(
+                        "unknown key in [\(section.name)]"
+                            + (suggestion.map { " (did you mean \($0)=?)" }
+                                ?? " (see the README for the keys of each section)")))
+                continue
+            }
+            do {
+                try key.apply(&settings, item)
+                assigned[item.key] = item
+                refused.remove(item.key)
+            } catch {
+                problems.append(error as? ConfigurationProblem ?? item.problem("invalid \(item.key)="))
+                refused.insert(item.key)
+            }
         }
-        return value
-    }
-
-    private static func invalid(_ item: ConfigAssignment, _ expected: String) -> ConfigurationError {
-        // A header or body may carry a credential: its text is never echoed.
-        let shown = ["Header", "Body"].contains(item.key) ? "" : "='\(item.value)'"
-        return ConfigurationError(
-            file: item.file, line: item.line, "invalid \(item.key)\(shown): expected \(expected)")
-    }
-
-    private static func unknownKey(_ item: ConfigAssignment, in section: ConfigSection) -> ConfigurationError {
-        ConfigurationError(file: item.file, line: item.line, "unknown key '\(item.key)' in [\(section.name)]")
     }
 }

@@ -2,11 +2,19 @@ import Glibc
 
 /// Small, explicit file reading on plain system calls (no Foundation: idle-memory budget).
 public enum FileReading {
-    /// The whole file at `path`, at most `limit` bytes (larger files are an error: `EFBIG`).
+    /// The whole regular file at `path`, at most `limit` bytes (larger files are an error: `EFBIG`).
+    ///
+    /// Anything but a regular file (after symlinks) is refused without reading: opening a FIFO
+    /// would wait for a writer for ever (so it is opened non-blocking), and a device may never end.
     public static func contents(of path: String, limit: Int = 1 << 20) throws(SystemCallError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw SystemCallError.current("open", path) }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemCallError.current("fstat", path) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw SystemCallError("read", "\(path) (not a regular file: \(kind(status.st_mode)))", errno: EINVAL)
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -36,6 +44,18 @@ public enum FileReading {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// `a FIFO`, `a directory`, … for a file type.
+    private static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a FIFO"
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return "an unknown file type"
+        }
     }
 
     /// Whether something exists at `path`.
