@@ -8,8 +8,9 @@
 # Part 1 (container): registers N sessions, then R x `systemctl restart`. For each restart, from
 # the journal's monotonic timestamps: systemd's "Stopping" entry (it sends SIGTERM right after)
 # to its "Deactivated successfully" entry (it has reaped the old process) = SIGTERM → exit;
-# the daemon's own QUERY_USEC (asking systemd over D-Bus: restart or stop?) and DURATION_USEC
-# (signal handled → store closed); the whole `systemctl restart` as the operator waits for it
+# the daemon's own QUERY_USEC (asking systemd over D-Bus: restart or stop?), CHECK_USEC (running
+# check-config of the binary on disk: would the next process start?) and DURATION_USEC (signal
+# handled → store closed, both included); the whole `systemctl restart` as the operator waits for it
 # (old process gone, new one READY=1 with N sessions loaded). The container's overlay is mounted
 # `volatile` (fsync is a no-op there), so part 2 measures the disk work on the host.
 # Part 2 (host, real disk under /var/tmp): the daemon with N sessions, SIGTERM → stop-begun's
@@ -71,24 +72,25 @@ for ((r = 1; r <= R; r++)); do
     over=$(grep '"SESSION_CLEANUP_EVENT":"handed-over"' <<< "$J" | head -n1)
     ready=$(grep '"SESSION_CLEANUP_EVENT":"ready"' <<< "$J" | head -n1)
     exit_us=$(( $(field "$deactivated" __MONOTONIC_TIMESTAMP) - $(field "$stopping" __MONOTONIC_TIMESTAMP) ))
-    printf '%d %s %s %s %s %s %s\n' "$r" "$(awk -v u="$exit_us" 'BEGIN { printf "%.2f", u / 1000 }')" \
+    printf '%d %s %s %s %s %s %s %s\n' "$r" "$(awk -v u="$exit_us" 'BEGIN { printf "%.2f", u / 1000 }')" \
         "$(awk -v u="$(field "$begun" QUERY_USEC)" 'BEGIN { printf "%.2f", u / 1000 }')" \
         "$(awk -v u="$(field "$over" DURATION_USEC)" 'BEGIN { printf "%.2f", u / 1000 }')" \
         "$wall" "$(awk -v u="$(field "$ready" DURATION_USEC)" 'BEGIN { printf "%.2f", u / 1000 }')" \
-        "$(field "$over" SESSIONS_TOTAL)" >> "$TMP/rows"
+        "$(field "$over" SESSIONS_TOTAL)" \
+        "$(awk -v u="$(field "$begun" CHECK_USEC)" 'BEGIN { printf "%.2f", u / 1000 }')" >> "$TMP/rows"
 done
 listed=$(x python3 /opt/sc-test/sc_client.py list | grep -o '"id":' | wc -l | tr -d ' ')
 
 echo
 echo "Restart hand-over with $N sessions under systemd $(x systemctl --version | head -n1 | awk '{print $2}') (container, $R restarts)"
 echo
-printf '| restart | SIGTERM → exit ms | D-Bus query ms | signal → store closed ms | systemctl restart ms | new start → READY ms | sessions handed over |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|\n'
-while read -r r e q d w s k; do printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$e" "$q" "$d" "$w" "$s" "$k"; done < "$TMP/rows"
+printf '| restart | SIGTERM → exit ms | D-Bus query ms | next-start check ms | signal → store closed ms | systemctl restart ms | new start → READY ms | sessions handed over |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+while read -r r e q d w s k c; do printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$e" "$q" "$c" "$d" "$w" "$s" "$k"; done < "$TMP/rows"
 m_exit=$(awk '{print $2}' "$TMP/rows" | median); m_query=$(awk '{print $3}' "$TMP/rows" | median)
 m_done=$(awk '{print $4}' "$TMP/rows" | median); m_wall=$(awk '{print $5}' "$TMP/rows" | median)
-m_ready=$(awk '{print $6}' "$TMP/rows" | median)
-printf '| median | %s | %s | %s | %s | %s | |\n' "$m_exit" "$m_query" "$m_done" "$m_wall" "$m_ready"
+m_ready=$(awk '{print $6}' "$TMP/rows" | median); m_check=$(awk '{print $8}' "$TMP/rows" | median)
+printf '| median | %s | %s | %s | %s | %s | %s | |\n' "$m_exit" "$m_query" "$m_check" "$m_done" "$m_wall" "$m_ready"
 echo
 echo "sessions listed after the restarts: $listed of $N"
 sc_poweroff "$CT" 60 >/dev/null 2>&1 || true
@@ -128,10 +130,10 @@ for ((r = 1; r <= R; r++)); do
     grep -o 'SESSION_CLEANUP_EVENT=stop-begun.*' "$HOSTDIR/stderr" | grep -o 'SYNC_USEC=[0-9]*' | cut -d= -f2 >> "$TMP/sync"
 done
 m_sync=$(awk '{ printf "%.2f\n", $1 / 1000 }' "$TMP/sync" | median)
-fs=$(stat -f -c %T "$HOSTDIR")
+fs=$(findmnt -n -o FSTYPE -T "$HOSTDIR" 2>/dev/null || stat -f -c %T "$HOSTDIR")
 echo
 echo "SIGTERM → stop run's first call: commit + durable stop-run start, $N sessions, $fs under /var/tmp ($R runs)"
 echo "SYNC_USEC ms: $(awk '{ printf "%.2f ", $1 / 1000 }' "$TMP/sync")(median $m_sync)"
 echo
-printf 'handover-bench: {"sessions": %d, "restarts": %d, "sigterm_to_exit_ms": %s, "query_ms": %s, "signal_to_closed_ms": %s, "systemctl_restart_ms": %s, "start_to_ready_ms": %s, "listed_after": %d, "stop_sync_ms": %s, "filesystem": "%s"}\n' \
-    "$N" "$R" "$m_exit" "$m_query" "$m_done" "$m_wall" "$m_ready" "$listed" "$m_sync" "$fs"
+printf 'handover-bench: {"sessions": %d, "restarts": %d, "sigterm_to_exit_ms": %s, "query_ms": %s, "next_start_check_ms": %s, "signal_to_closed_ms": %s, "systemctl_restart_ms": %s, "start_to_ready_ms": %s, "listed_after": %d, "stop_sync_ms": %s, "filesystem": "%s"}\n' \
+    "$N" "$R" "$m_exit" "$m_query" "$m_check" "$m_done" "$m_wall" "$m_ready" "$listed" "$m_sync" "$fs"

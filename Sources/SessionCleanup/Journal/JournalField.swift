@@ -99,6 +99,8 @@ public struct JournalField: Sendable, Equatable {
         public static let syncUsec = Name(constant: "SYNC_USEC")
         /// `QUERY_USEC`: how long asking the service manager (restart or stop?) took at SIGTERM.
         public static let queryUsec = Name(constant: "QUERY_USEC")
+        /// `CHECK_USEC`: how long checking the configuration for the restarted daemon took.
+        public static let checkUsec = Name(constant: "CHECK_USEC")
 
         /// Every constant above, for the test that proves them valid.
         static let allConstants: [Name] = [
@@ -106,7 +108,7 @@ public struct JournalField: Sendable, Equatable {
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
             callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
-            queryUsec,
+            queryUsec, checkUsec,
         ]
     }
 

@@ -41,8 +41,9 @@ public final class Daemon {
 
     enum Phase {
         case running
-        /// A restart: finishing the requests of connected clients, then exiting with every session kept.
-        case handingOver
+        /// A restart (since the SIGTERM was handled): finishing the requests of connected clients,
+        /// then exiting with every session kept.
+        case handingOver(since: MonotonicInstant)
         case stopping(StopBudget)
         case finished(ExitStatus)
 
@@ -85,8 +86,6 @@ public final class Daemon {
     private var started: Started?
     /// The socket systemd passed, if the daemon was socket-activated.
     private var activatedSocket: ActivatedSocket?
-    /// When the SIGTERM of a restart hand-over was handled, for its duration in the journal.
-    private var handOverBegan: MonotonicInstant?
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
     public init(
@@ -133,7 +132,9 @@ public final class Daemon {
         DescriptorLimit.raise(
             toFit: settings.stop.maxConcurrentRequests + ControlServer.Limits().maxClients + 64,
             maxConcurrentRequests: settings.stop.maxConcurrentRequests, journal: journal)
-        let controlServer = try openControlSocket(handler: requests)
+        let (controlServer, activated) = try ControlSocketSetup.open(
+            paths: paths, control: settings.control, loop: loop, handler: requests, journal: journal)
+        activatedSocket = activated
         started = Started(committer: committer, runs: runs, requests: requests, controlServer: controlServer)
         reportUnconfiguredEndpoints()
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
@@ -153,36 +154,6 @@ public final class Daemon {
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
-    }
-
-    /// The socket systemd passed (`session-cleanup.socket`), or one of the daemon's own when it
-    /// was started without it (by hand), with `[Control] SocketMode=` and `SocketGroup=`.
-    private func openControlSocket(handler: SessionRequestHandler) throws -> ControlServer {
-        guard let activated = try ActivatedSocket.fromServiceManager() else {
-            try DaemonPaths.makeDirectory(paths.runtimeDirectory)
-            let control = configuration.current.control
-            return try ControlServer(
-                socketPath: paths.controlSocket, socketMode: control.socketMode, socketGroup: control.socketGroup,
-                loop: loop, handler: handler, journal: journal)
-        }
-        activatedSocket = activated
-        reportControlSettingsNotApplied()
-        return try ControlServer(
-            adopting: activated.fd, socketPath: activated.path, loop: loop, handler: handler, journal: journal)
-    }
-
-    /// Under socket activation the socket unit's mode and group rule; say so when the
-    /// configuration asks for others. Returns what was said.
-    @discardableResult
-    private func reportControlSettingsNotApplied() -> [String] {
-        guard let activatedSocket else { return [] }
-        let differences = activatedSocket.settingsNotApplied(configuration.current.control)
-        guard !differences.isEmpty else { return [] }
-        let note =
-            "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
-            + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)"
-        journal.record(JournalEntry(.warning, note, [JournalField(.event, "control-setting-ignored")]))
-        return [note]
     }
 
     /// Turns the event loop until the stop run has finished; returns the exit status.
@@ -261,8 +232,8 @@ public final class Daemon {
             return .refused(error)
         }
         var notes: [String] = []
-        if activatedSocket != nil {
-            notes += reportControlSettingsNotApplied()
+        if let activatedSocket {
+            notes += activatedSocket.reportSettingsNotApplied(configuration.current.control, to: journal)
         } else if change.controlSocketChanged {
             let note =
                 "[Control] SocketMode=/SocketGroup= changes take effect at the next start (the socket stays as it is)"
@@ -300,22 +271,53 @@ public final class Daemon {
         let received = loop.clock.now()
         let decision = TerminationDecision.decide(
             signal: signal, onRestart: settings.onRestart, ask: serviceManager.askAboutOwnUnit)
-        let asked = JournalField(.queryUsec, loop.clock.now().duration(since: received).microseconds)
-        switch decision {
+        let answered = loop.clock.now()
+        let checked = nextStartAccepts(decision)
+        let timing = [
+            JournalField(.queryUsec, answered.duration(since: received).microseconds),
+            JournalField(.checkUsec, loop.clock.now().duration(since: answered).microseconds),
+        ]
+        switch checked {
         case .handOver(let unit, let jobType):
-            handOverBegan = received
-            beginHandOver(signal: signal, sender: sender, unit: unit, jobType: jobType, asked: asked)
+            beginHandOver(signal: signal, sender: sender, unit: unit, jobType: jobType, since: received, timing: timing)
         case .stop(let reason):
-            beginStop(signal: signal, sender: sender, budget: budget, reason: reason, asked: asked)
+            beginStop(signal: signal, sender: sender, budget: budget, reason: reason, timing: timing)
         }
+    }
+
+    /// A hand-over only to a process that will start: with a configuration the binary on disk
+    /// refuses (or a credential the unit no longer loads), the restarted daemon would exit 78 and
+    /// leave the sessions with no daemon to end them, so the restart becomes a stop run.
+    private func nextStartAccepts(_ decision: TerminationDecision) -> TerminationDecision {
+        guard case .handOver = decision else { return decision }
+        let problem: String
+        do {
+            try DaemonConfigurationLoader.checkCredentials(of: configuration.current, in: paths.credentialsDirectory)
+            switch NextStartCheck.run(configFile: paths.configFile, required: paths.configRequired) {
+            case .valid: return decision
+            case .unknown(let why):
+                journal.record(
+                    JournalEntry(
+                        .notice, "Could not check the configuration for the restarted daemon (\(why)); handing over",
+                        [JournalField(.event, "next-start-unchecked"), JournalField(.error, why)]))
+                return decision
+            case .invalid(let why): problem = why
+            }
+        } catch {
+            problem = error.description
+        }
+        return .stop(
+            reason: "a restart, but the restarted daemon would refuse its configuration (\(problem)), "
+                + "so the sessions are ended now")
     }
 
     /// Stops taking connections (a socket unit keeps new ones queued for the next process),
     /// finishes the requests of connected clients for at most ``handOverDrainLimit``, then exits.
     private func beginHandOver(
-        signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String, asked: JournalField
+        signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String,
+        since received: MonotonicInstant, timing: [JournalField]
     ) {
-        phase = .handingOver
+        phase = .handingOver(since: received)
         notifier.send([.stopping, .status("Restarting: handing \(sessionCount) sessions over")])
         journal.record(
             JournalEntry(
@@ -323,8 +325,8 @@ public final class Daemon {
                 [
                     JournalField(.event, "hand-over-begun"), JournalField(.signal, signal.description),
                     JournalField(.senderPID, sender), JournalField(.unit, unit.name), JournalField(.jobType, jobType),
-                    JournalField(.sessionsTotal, sessionCount), asked,
-                ]))
+                    JournalField(.sessionsTotal, sessionCount),
+                ] + timing))
         guard let started else {
             finishHandOver()
             return
@@ -344,7 +346,7 @@ public final class Daemon {
     }
 
     private func finishHandOver() {
-        guard case .handingOver = phase else { return }
+        guard case .handingOver(let received) = phase else { return }
         if let started {
             started.committer.commitNow()
             started.controlServer.disconnectAll()
@@ -352,7 +354,7 @@ public final class Daemon {
         let kept = sessionCount
         started?.committer.close()
         watchdog.stop()
-        let took = handOverBegan.map { loop.clock.now().duration(since: $0) } ?? .zero
+        let took = loop.clock.now().duration(since: received)
         let summary = "Handed \(kept) sessions over to the restarted daemon"
         notifier.send([.status(summary)])
         journal.record(
@@ -365,8 +367,9 @@ public final class Daemon {
         phase = .finished(.success)
     }
 
-    private func beginStop(signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String, asked: JournalField)
-    {
+    private func beginStop(
+        signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String, timing: [JournalField]
+    ) {
         let settings = configuration.current.stop
         phase = .stopping(budget)
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
@@ -392,8 +395,8 @@ public final class Daemon {
                     JournalField(.event, "stop-begun"), JournalField(.signal, signal.description),
                     JournalField(.senderPID, sender), JournalField(.budgetUsec, settings.budget.microseconds),
                     JournalField(.sessionsTotal, sessionCount), JournalField(.stopReason, reason),
-                    JournalField(.syncUsec, loop.clock.now().duration(since: syncBegan).microseconds), asked,
-                ]))
+                    JournalField(.syncUsec, loop.clock.now().duration(since: syncBegan).microseconds),
+                ] + timing))
         guard let started else {
             finishStop(budget, report: nil)
             return

@@ -45,3 +45,18 @@ extension ActivatedSocket {
         return differences
     }
 }
+
+extension ActivatedSocket {
+    /// Under socket activation the socket unit's mode and group rule: journals a warning when
+    /// the configuration asks for others (never ignored in silence). Returns what it said.
+    @discardableResult
+    func reportSettingsNotApplied(_ control: ControlSettings, to journal: any JournalSink) -> [String] {
+        let differences = settingsNotApplied(control)
+        guard !differences.isEmpty else { return [] }
+        let note =
+            "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
+            + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)"
+        journal.record(JournalEntry(.warning, note, [JournalField(.event, "control-setting-ignored")]))
+        return [note]
+    }
+}

@@ -18,6 +18,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
+# shellcheck source=../journal.sh
+source "$HERE/journal.sh"
 
 sc_need_daemon 20-ending-sessions
 # The stand-in daemon (fixtures/) has no control socket and ends no sessions: nothing to test.
@@ -69,25 +71,9 @@ srv_expect() { client reset $PORT >/dev/null && client expect $PORT <<< "$1" >/d
 list_json() { x session-cleanup list --json; }
 list_empty() { [ "$(list_json)" = "[]" ]; }
 
-# The journal, read from outside.  Entries carrying SESSION_CLEANUP_EVENT= come from the daemon
-# only; selecting on them (not on -u, i.e. _SYSTEMD_UNIT=) also keeps the final entries, which a
-# process that exits at once may send without its unit (see README pitfalls).
-jr() { sc_journal "$CT" "$@"; }
-cursor() { jr -n 1 -o json | grep -o '"__CURSOR":"[^"]*"' | cut -d'"' -f4; }
-since() { jr --after-cursor="$1" -o json; }
-# jsel JSON FIELD=VALUE... : the entries (lines) with every FIELD=VALUE
-jsel() {
-    local out=$1 fv; shift
-    for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
-    printf '%s' "$out"
-}
-jcount() { local s; s=$(jsel "$@"); if [ -z "$s" ]; then echo 0; else wc -l <<< "$s" | tr -d ' '; fi; }
+# The journal, read from outside: jr, cursor, since, jsel, jcount, wait_event, first_with (journal.sh).
 jval() { grep -o "\"$2\":\"[^\"]*\"" <<< "$1" | head -n1 | cut -d'"' -f4; }     # jval LINE FIELD
 jvals() { grep -o "\"$2\":\"[^\"]*\"" <<< "$1" | cut -d'"' -f4 | sort; }       # all, sorted
-# wait_event CURSOR EVENT [FIELD=VALUE...] : until such an entry is in the journal (journald
-# may still hold the daemon's last datagrams when systemctl stop returns)
-has_event() { local c=$1 e=$2; shift 2; [ "$(jcount "$(since "$c")" SESSION_CLEANUP_EVENT="$e" "$@")" -gt 0 ]; }
-wait_event() { sc_wait_for 10 has_event "$@"; }
 # every entry of JSON with FIELD=VALUE... also has each FIELD in $WANT
 all_have() {
     local sel=$1 f missing=0; shift
@@ -98,7 +84,6 @@ all_have() {
     return $missing
 }
 stats_has() { sc_has "$1" "$2"; }
-sorted() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | sort; }
 start_unit() { check "systemctl start $U ($1)" x systemctl start $U || { sc_dump "$CT" $U; return 1; }; }
 
 # ------------------------------------------------------------------------------------------ boot
@@ -316,11 +301,6 @@ check "$U deactivated successfully at shutdown" \
     sc_has "$(jsel "$J" UNIT=$U.service)" "Deactivated successfully"
 # Order (line numbers of the JSON output = journal order): the daemon's "stopped" entry before
 # systemd begins stopping the server, and before the network targets go down.
-first_with() {      # first_with JSON FIELD=VALUE... : line number of the first entry with all of them
-    local out; out=$(grep -n . <<< "$1"); local fv
-    shift; for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
-    local n; n=$(head -n1 <<< "$out" | cut -d: -f1); echo "${n:-999999}"
-}
 l_stopped=$(first_with "$J" SESSION_CLEANUP_EVENT=stopped)
 l_srv=$(first_with "$J" UNIT=$SRV.service JOB_TYPE=stop)
 l_srv_any=$(first_with "$J" UNIT=$SRV.service)

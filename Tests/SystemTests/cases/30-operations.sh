@@ -8,7 +8,8 @@
 #   - a client registering continuously (a connection per registration) through 10 restarts:
 #     0 refused, every acknowledged session listed;
 #   - a user in group session-cleanup registers and sees only their own; a user outside is refused;
-#   - [Stop] OnRestart=end: a restart ends the sessions;
+#   - [Stop] OnRestart=end: a restart ends the sessions; so does a restart with a configuration the
+#     new process would refuse (the sessions are not handed to a daemon that cannot start);
 #   - `systemctl reload` with a broken drop-in exits non-zero, the daemon still serves; fixed: 0;
 #   - SIGKILL during a stop run of slow calls: the next start ends those sessions, no stop needed;
 #   - upgrade: a state directory a root-run old version left (root-owned) keeps its sessions;
@@ -18,6 +19,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../harness.sh
 source "$HERE/harness.sh"
+# shellcheck source=../journal.sh
+source "$HERE/journal.sh"
 
 sc_need_daemon 30-operations
 if ! sc_is_elf "$SC_BINARY"; then
@@ -59,20 +62,8 @@ srv_expect() { srv_reset && client expect $PORT <<< "$1" >/dev/null; }
 srv_calls() { srv_stats | grep -o '"calls": [0-9]*' | head -n1 | awk '{print $2}'; }
 list_ids() { x session-cleanup list --json | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4 | sort; }
 list_count() { list_ids | sed '/^$/d' | wc -l | tr -d ' '; }
-jr() { sc_journal "$CT" "$@"; }
-cursor() { jr -n 1 -o json | grep -o '"__CURSOR":"[^"]*"' | cut -d'"' -f4; }
-since() { jr --after-cursor="$1" -o json; }
-jsel() {
-    local out=$1 fv; shift
-    for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
-    printf '%s' "$out"
-}
-jcount() { local s; s=$(jsel "$@"); if [ -z "$s" ]; then echo 0; else wc -l <<< "$s" | tr -d ' '; fi; }
-has_event() { local c=$1 e=$2; shift 2; [ "$(jcount "$(since "$c")" SESSION_CLEANUP_EVENT="$e" "$@")" -gt 0 ]; }
-wait_event() { sc_wait_for 10 has_event "$@"; }
 main_pid() { sc_prop "$CT" $U MainPID; }
 pid_uid() { x awk '/^Uid:/ {print $2}' "/proc/$1/status"; }
-sorted() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | sort; }
 
 sc_boot "$CT" || sc_abort "boot container $CT"
 
@@ -202,6 +193,24 @@ check "journal: STOP_REASON names OnRestart=end" \
 x rm -f $CONFD/30-onrestart.conf
 x systemctl reload $U
 
+# ------------- a restart the next process would not survive (invalid configuration) is a stop run
+srv_reset
+KEYS=$(new_keys ok- 5)
+IDS=$(register "$KEYS" next-start)
+srv_expect "$KEYS"
+x sh -c "printf '[Stop]\nBudgetSec=never\n' > $CONFD/30-next.conf"
+C7=$(cursor)
+x systemctl restart $U 2>/dev/null; restart_rc=$?
+check "systemctl restart with a configuration the new process refuses fails (rc $restart_rc)" test "$restart_rc" -ne 0
+check "server: the 5 sessions were ended instead of being handed to a daemon that cannot start" \
+    sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
+check "journal: STOP_REASON says the restarted daemon would refuse its configuration" \
+    sc_has "$(jsel "$(since "$C7")" SESSION_CLEANUP_EVENT=stop-begun)" "would refuse its configuration"
+check "the new process exited 78 (configuration invalid)" sc_eq "$(sc_prop "$CT" $U ExecMainStatus)" 78
+x rm -f $CONFD/30-next.conf
+x systemctl reset-failed $U
+check "systemctl start $U with the configuration fixed" x systemctl start $U
+
 # -------------------------------------------------- reload tells the truth (ExecReload= is synchronous)
 x sh -c "printf '[Stop]\nBudgetSec=whenever\n' > $CONFD/30-broken.conf"
 C5=$(cursor)
@@ -275,11 +284,6 @@ J=$(since "$C4")
 check "journal: stop-begun at shutdown names the stop job and the stopping system" \
     sc_has "$(jsel "$J" SESSION_CLEANUP_EVENT=stop-begun)" "(system stopping)"
 check "journal: stopped SESSIONS_LEFT=0 at shutdown" sc_eq "$(jcount "$J" SESSION_CLEANUP_EVENT=stopped SESSIONS_LEFT=0)" 1
-first_with() {
-    local out; out=$(grep -n . <<< "$1"); local fv
-    shift; for fv in "$@"; do out=$(grep -F -- "\"${fv%%=*}\":\"${fv#*=}\"" <<< "$out"); done
-    local n; n=$(head -n1 <<< "$out" | cut -d: -f1); echo "${n:-999999}"
-}
 l_stopped=$(first_with "$J" SESSION_CLEANUP_EVENT=stopped)
 l_dbus=$(first_with "$J" UNIT=dbus.service)
 l_net=$(first_with "$J" UNIT=network-online.target)
