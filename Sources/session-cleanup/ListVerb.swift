@@ -39,13 +39,7 @@ enum ListVerb {
 
     /// `alice`, or the number when the uid has no name here.
     static func userName(_ uid: UInt32) -> String {
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &found) == 0, found != nil,
-            let name = entry.pw_name
-        else { return String(uid) }
-        return String(cString: name)
+        AccountLookup.userName(uid_t(uid)) ?? String(uid)
     }
 
     /// `42s`, `17m`, `5h`, `3d`.

@@ -140,7 +140,7 @@ final class ControlServerTests: XCTestCase {
     }
 
     func testAStalledHalfRequestIsClosedAfterTheIdleTimeoutWhileOthersAreServed() throws {
-        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        try startServer(limits: ControlServer.Limits(requestTimeout: .milliseconds(300)))
         let stalled = try RawClient(path: socketPath)
         let started = Date()
         stalled.send(#"{"op":"li"#)
@@ -161,8 +161,96 @@ final class ControlServerTests: XCTestCase {
         XCTAssertTrue(waitFor { self.clientCount() == 0 })
     }
 
+    /// Slow-loris: the clock used to restart on every byte, so a client sending one byte at a
+    /// time held its connection for ever. The limit is for a complete request.
+    func testAClientTricklingBytesIsClosedWhenTheRequestTimeIsUp() throws {
+        try startServer(limits: ControlServer.Limits(requestTimeout: .milliseconds(400)))
+        let loris = try RawClient(path: socketPath)
+        let started = Date()
+        var sent = 0
+        for byte in Array(#"{"op":"status","padding":"xxxxxxxxxxxxxxxxxxxxxxxx"#.utf8) {
+            guard loris.send([byte]) else { break }
+            sent += 1
+            usleep(50_000)
+            if clientCount() == 0 { break }
+        }
+        XCTAssertTrue(waitFor { self.clientCount() == 0 }, "closed")
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.38)
+        XCTAssertLessThan(elapsed, 1.0, "closed at the limit, not kept alive byte by byte (\(sent) bytes sent)")
+        XCTAssertEqual(try XCTUnwrap(loris.readObject(timeout: 2))["code"] as? String, "bad-request")
+        // A request that is complete in time is answered, and the next one gets its own time.
+        let prompt = try RawClient(path: socketPath)
+        prompt.send(#"{"op":"sta"#)
+        usleep(250_000)
+        prompt.send(#"tus"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(prompt.readObject())["ok"] as? Bool, true)
+        usleep(250_000)
+        prompt.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(prompt.readObject())["ok"] as? Bool, true)
+    }
+
+    /// Connects as `uid` (the effective uid is what SO_PEERCRED reports), then back to root.
+    private func connect(asUID uid: uid_t) throws -> RawClient {
+        XCTAssertEqual(getuid(), 0, "these tests need root, to act as another user")
+        chmod(scratch.path, 0o711)
+        guard seteuid(uid) == 0 else { throw POSIXError(.EPERM) }
+        defer { XCTAssertEqual(seteuid(0), 0) }
+        return try RawClient(path: socketPath)
+    }
+
+    /// One user's connections used to be able to take every slot, root's `register` included.
+    func testOneUserCannotTakeEveryConnectionAndRootKeepsItsOwn() throws {
+        try startServer(limits: ControlServer.Limits(maxClients: 8, maxClientsPerUser: 3, reservedForRoot: 2))
+        let held = try (0..<3).map { _ in try connect(asUID: 65534) }
+        XCTAssertTrue(waitFor { self.clientCount() == 3 })
+        let fourth = try connect(asUID: 65534)
+        let refusal = try XCTUnwrap(fourth.readObject())
+        XCTAssertEqual(refusal["code"] as? String, "limit")
+        XCTAssertEqual(
+            refusal["error"] as? String, "too many control connections from uid 65534 (3); try again later")
+        // Other users fill what is left for non-root users (8 − 2 reserved) …
+        let others = try (0..<3).map { try connect(asUID: 60000 + uid_t($0)) }
+        XCTAssertTrue(waitFor { self.clientCount() == 6 })
+        let overflow = try connect(asUID: 60010)
+        XCTAssertEqual(try XCTUnwrap(overflow.readObject())["code"] as? String, "limit")
+        // … and root still gets in, twice.
+        for _ in 0..<2 {
+            let root = try RawClient(path: socketPath)
+            root.send(#"{"op":"status"}"# + "\n")
+            XCTAssertEqual(try XCTUnwrap(root.readObject())["ok"] as? Bool, true)
+        }
+        // A slot freed is usable again by its user.
+        held[0].shutdownWrite()
+        XCTAssertTrue(waitFor { self.clientCount() <= 7 })
+        let again = try connect(asUID: 65534)
+        again.send(#"{"op":"status"}"# + "\n")
+        XCTAssertEqual(try XCTUnwrap(again.readObject())["ok"] as? Bool, true)
+        _ = others
+    }
+
+    /// The reviewed attack at full size: 512 connections trickling a byte a second. Root's
+    /// request is served at once, and every trickling connection is closed at the limit.
+    func testFiveHundredTwelveSlowLorisClientsDoNotLockRootOut() throws {
+        try startServer(limits: ControlServer.Limits(requestTimeout: .seconds(1)))
+        var lorises: [RawClient] = []
+        for index in 0..<512 {
+            guard let client = try? connect(asUID: 61000 + uid_t(index % 64)) else { break }
+            client.send("{")
+            lorises.append(client)
+        }
+        XCTAssertEqual(lorises.count, 512)
+        let started = Date()
+        let root = try RawClient(path: socketPath)
+        root.send(#"{"op":"register","key":"k","endpoints":["auth"]}"# + "\n")
+        XCTAssertNotNil(try XCTUnwrap(root.readObject())["id"] as? String, "root is served")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.5)
+        for client in lorises.prefix(64) { client.send("\"") }
+        XCTAssertTrue(waitFor({ self.clientCount() == 0 }, timeout: 4), "\(clientCount()) still open")
+    }
+
     func testAnIdleConnectionIsClosedSilently() throws {
-        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        try startServer(limits: ControlServer.Limits(requestTimeout: .milliseconds(300)))
         let idle = try RawClient(path: socketPath)
         XCTAssertEqual(idle.readLine(timeout: 3), .closed)
     }
@@ -199,7 +287,7 @@ final class ControlServerTests: XCTestCase {
     }
 
     func testAClientThatDoesNotReadItsReplyIsClosedAfterTheIdleTimeout() throws {
-        try startServer(limits: ControlServer.Limits(idleTimeout: .milliseconds(300)))
+        try startServer(limits: ControlServer.Limits(requestTimeout: .milliseconds(300)))
         let sluggard = try RawClient(path: socketPath)
         sluggard.send(#"{"op":"unregister","id":"huge"}"# + "\n" + #"{"op":"list"}"# + "\n")
         XCTAssertTrue(waitFor { self.handler.received.count == 1 })

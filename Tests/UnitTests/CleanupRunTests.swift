@@ -138,6 +138,73 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report?.sessionsEnded, 5)
     }
 
+    /// Parks four calls behind a probe (the first call, which could not connect), then lets the
+    /// probe's retry end with `ending`; returns the sessions.
+    private func parkBehindAProbe(
+        endpoint: EndpointConfiguration? = nil, budget: Duration = .seconds(10), maxAttempts: Int = 2,
+        _ ending: () throws -> Void
+    ) throws -> [Session] {
+        let sessions = (0..<5).map { session("s\($0)") }
+        begin(
+            makeRun(
+                sessions, endpoints: endpoint.map { [$0] }, budget: budget, maxConcurrent: 1, maxAttempts: maxAttempts))
+        transport.complete(with: FakeTransport.failure(.connect))
+        try advance(.milliseconds(150))
+        XCTAssertEqual(transport.started.count, 2, "only the probe retries")
+        try ending()
+        return sessions
+    }
+
+    /// Before OriginGate, each of these endings left the parked calls unattempted until the
+    /// budget ran out.
+    func testAProbeThatTimesOutReleasesTheParkedCalls() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        let sessions = try parkBehindAProbe(endpoint: short) {
+            transport.complete(with: FakeTransport.failure(.timeout))
+        }
+        XCTAssertEqual(transport.pending.count, 1, "a released call started at once")
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.sessionsEnded, 4)
+        XCTAssertEqual(outcome(sessions[0])?.word, "failed")
+    }
+
+    func testAProbeThatFailsTLSReleasesTheParkedCalls() throws {
+        let sessions = try parkBehindAProbe { transport.complete(with: FakeTransport.failure(.tls)) }
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.sessionsEnded, 4)
+        XCTAssertEqual(outcome(sessions[0])?.word, "failed")
+    }
+
+    func testAProbeWhoseRequestCannotStartReleasesTheParkedCalls() throws {
+        let sessions = (0..<5).map { session("s\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 1))
+        transport.complete(with: FakeTransport.failure(.connect))
+        transport.nextStartError = HTTPEngineError("curl_multi_add_handle", detail: "out of memory")
+        try advance(.milliseconds(150))
+        XCTAssertEqual(transport.pending.count, 1)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.sessionsEnded, 4)
+        XCTAssertEqual(outcome(sessions[0])?.word, "failed")
+    }
+
+    func testAProbeCutOffByTheBudgetLeavesTheParkedCallsNotStartedAtOnce() throws {
+        let sessions = try parkBehindAProbe(budget: .seconds(3)) {
+            try advance(.milliseconds(2_700))
+            transport.complete(with: FakeTransport.failure(.timeout))  // its timeout was the budget's rest
+        }
+        let report = try XCTUnwrap(report, "finished at 2.85 s, not at the budget's end")
+        XCTAssertEqual(outcome(sessions[0]), .expired)
+        XCTAssertEqual(report.callCounts, ["expired": 1, "not-started": 4])
+        XCTAssertNil(report.expiry)
+    }
+
+    func testAProbeThatGivesUpOnARetryableStatusReleasesTheParkedCalls() throws {
+        _ = try parkBehindAProbe(maxAttempts: 2) { transport.complete(with: FakeTransport.reply(503, "")) }
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.sessionsEnded, 4)
+    }
+
     func testBudgetExpiryCancelsInFlightAndRecordsEveryCall() throws {
         let sessions = (0..<6).map { session("hang-\($0)") }
         begin(makeRun(sessions, budget: .seconds(3), maxConcurrent: 2))
@@ -163,6 +230,26 @@ final class CleanupRunTests: XCTestCase {
         begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
         transport.complete(with: FakeTransport.failure(.timeout))
         XCTAssertEqual(outcome(own)?.word, "failed")
+    }
+
+    /// Abandoning a run used to forget the endpoints that had already ended a session, so the
+    /// stop run called them again.
+    func testAbandonReportsTheEndpointsThatAlreadyEndedUnfinishedSessions() throws {
+        let partly = session("partly", ["auth", "licence"])
+        let untouched = session("untouched", ["auth"])
+        let run = makeRun(
+            [partly, untouched], endpoints: [endpoint("auth"), endpoint("licence", host: "127.0.0.1:9090")],
+            maxConcurrent: 2)
+        begin(run)
+        XCTAssertTrue(transport.complete(matching: "8080/user/partly", with: FakeTransport.reply(200)))
+        let results = run.abandon()
+        XCTAssertEqual(results.map(\.id), [partly.id, untouched.id])
+        XCTAssertEqual(results.first?.endedEndpoints, ["auth"])
+        XCTAssertEqual(results.first?.ended, false)
+        XCTAssertEqual(results.first?.attempts, 2, "the ended call and the cancelled one")
+        XCTAssertEqual(results.last?.endedEndpoints, [])
+        XCTAssertNil(report, "an abandoned run reports nothing")
+        XCTAssertEqual(run.abandon().count, 0, "once")
     }
 
     func testSecondSignalExpiresTheRunAtOnce() throws {

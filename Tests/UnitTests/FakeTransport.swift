@@ -13,8 +13,15 @@ final class FakeTransport: HTTPTransport {
     private(set) var cancelled: [TransferID] = []
     private(set) var maxInFlight = 0
     private var next: UInt64 = 0
+    /// Thrown by the next `start` (once), as an engine that cannot take a transfer would.
+    var nextStartError: (any Error)?
 
     func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID {
+        if let error = nextStartError {
+            nextStartError = nil
+            started.append(request)
+            throw error
+        }
         next += 1
         let id = TransferID(rawValue: next)
         pending.append(Pending(id: id, request: request, completion: completion))

@@ -23,7 +23,10 @@ public struct ControlServerError: Error, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The daemon's control socket: a Unix stream socket served on the ``EventLoop``.
+/// The daemon's control socket: a Unix stream socket served on the ``EventLoop``. This type
+/// accepts connections, holds them to their limits and hands each request line to the
+/// handler; a ``ControlConnection`` moves each client's bytes; ``ControlSocketFile`` makes the
+/// socket when systemd does not.
 ///
 /// Protocol: one JSON request per line, one JSON response line each (`docs/control-protocol.md`).
 /// A connection's requests are handled one at a time, in order: the next line is not decoded
@@ -32,73 +35,44 @@ public struct ControlServerError: Error, Equatable, CustomStringConvertible {
 ///
 /// Nothing blocks the loop: the listening and client sockets are non-blocking; a request line
 /// longer than ``Limits/maxLineBytes`` gets a `too-large` reply and the connection is closed;
-/// malformed JSON gets a `bad-request` reply and the connection stays usable; a client that is
-/// idle (sends nothing, or sends half a line, or does not read its reply) for
-/// ``Limits/idleTimeout`` is closed, except while its request is with the handler; clients beyond
-/// ``Limits/maxClients`` get a `limit` error line and are closed at once. Every complete request
+/// malformed JSON gets a `bad-request` reply and the connection stays usable. A client must
+/// send a complete request line within ``Limits/requestTimeout`` of connecting or of its
+/// previous reply, however it trickles the bytes in (one byte a second does not keep a
+/// connection), and a reply it does not read for that long closes it too; while its request is
+/// with the handler, no clock runs. Connections beyond ``Limits/maxClients`` in all, or beyond
+/// ``Limits/maxClientsPerUser`` for one non-root uid, get a `limit` error line and are closed at
+/// once; the last ``Limits/reservedForRoot`` connections are root's. Every complete request
 /// line is handled even if its sender hangs up before the reply, which is then dropped.
 public final class ControlServer {
     /// Bounds on what clients may cost.
     public struct Limits: Sendable, Equatable {
         /// Longest request line, newline excluded.
         public var maxLineBytes: Int
-        /// How long a client may be idle (no bytes either way) while the server waits for it.
-        public var idleTimeout: Duration
-        /// Connections served at once.
+        /// Time for a complete request line (from connecting, or from the previous reply), and
+        /// for a reply to make progress while it is written.
+        public var requestTimeout: Duration
+        /// Connections served at once, in all.
         public var maxClients: Int
+        /// Connections one uid other than root may hold at once.
+        public var maxClientsPerUser: Int
+        /// Of ``maxClients``, how many only root may use (so other users cannot lock root out).
+        public var reservedForRoot: Int
         /// Largest reply; a larger one is replaced by an `internal` error.
         public var maxReplyBytes: Int
 
-        /// The daemon's limits: 64 KiB lines, 5 s idle, 512 clients, 32 MiB replies.
+        /// The daemon's limits: 64 KiB lines, 5 s per request, 512 clients of which 16 are
+        /// root's, 32 per other user, 32 MiB replies.
         public init(
-            maxLineBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(5), maxClients: Int = 512,
-            maxReplyBytes: Int = 32 * 1024 * 1024
+            maxLineBytes: Int = 64 * 1024, requestTimeout: Duration = .seconds(5), maxClients: Int = 512,
+            maxClientsPerUser: Int = 32, reservedForRoot: Int = 16, maxReplyBytes: Int = 32 * 1024 * 1024
         ) {
             self.maxLineBytes = maxLineBytes
-            self.idleTimeout = idleTimeout
+            self.requestTimeout = requestTimeout
             self.maxClients = maxClients
+            self.maxClientsPerUser = maxClientsPerUser
+            self.reservedForRoot = reservedForRoot
             self.maxReplyBytes = maxReplyBytes
         }
-    }
-
-    private final class Client {
-        let id: UInt64
-        let fd: Int32
-        let peer: PeerCredentials
-        /// Received bytes; those before `inputStart` are taken already (compacted once per pump,
-        /// so a flood of short lines costs linear time).
-        var input: [UInt8] = []
-        var inputStart = 0
-        /// The reply being written, and how much of it is out.
-        var output: [UInt8] = []
-        var outputOffset = 0
-        /// End of file read (or reading stopped for good).
-        var inputClosed = false
-        /// The peer cannot take replies any more (EPIPE, hang-up): they are dropped.
-        var outputDead = false
-        /// Close once the reply in `output` is out (after `too-large`).
-        var closeWhenFlushed = false
-        /// The serial of the request with the handler, if any.
-        var awaiting: UInt64?
-        var serial: UInt64 = 0
-        /// Re-entrancy guard: a reply given synchronously inside `handle` must not recurse.
-        var pumping = false
-        var watched = true
-        var interest = (read: true, write: false)
-        var lastActivity: MonotonicInstant
-        var idleTimer: EventLoop.TimerID?
-
-        init(id: UInt64, fd: Int32, peer: PeerCredentials, now: MonotonicInstant) {
-            self.id = id
-            self.fd = fd
-            self.peer = peer
-            lastActivity = now
-        }
-
-        var hasUnsentOutput: Bool { outputOffset < output.count }
-        /// Received bytes not yet taken as lines.
-        var pendingInput: Int { input.count - inputStart }
-        var hasPartialRequest: Bool { input[inputStart...].contains(where: { !ControlServer.isSpace($0) }) }
     }
 
     /// The socket's path.
@@ -112,7 +86,9 @@ public final class ControlServer {
     private let journal: (any JournalSink)?
     private var listenFD: Int32 = -1
     private var socketIdentity: (device: UInt64, inode: UInt64)?
-    private var clients: [UInt64: Client] = [:]
+    private var clients: [UInt64: ControlConnection] = [:]
+    /// Connections per peer uid, for ``Limits/maxClientsPerUser``.
+    private var clientsByUID: [UInt32: Int] = [:]
     private var nextClientID: UInt64 = 0
     private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     private var lastLimitLog: MonotonicInstant?
@@ -131,7 +107,7 @@ public final class ControlServer {
         socketPath: String, socketMode: UInt32 = 0o660, socketGroup: String = "", loop: EventLoop,
         handler: any ControlRequestHandler, limits: Limits = Limits(), journal: (any JournalSink)? = nil
     ) throws(ControlServerError) {
-        let (fd, identity) = try Self.listen(path: socketPath, mode: socketMode, group: socketGroup)
+        let (fd, identity) = try ControlSocketFile.listen(path: socketPath, mode: socketMode, group: socketGroup)
         try self.init(
             listening: fd, identity: identity, socketPath: socketPath, loop: loop, handler: handler, limits: limits,
             journal: journal)
@@ -197,106 +173,6 @@ public final class ControlServer {
         for client in Array(clients.values) { closeClient(client) }
     }
 
-    // MARK: Listening socket
-
-    private static func listen(path: String, mode: UInt32, group: String) throws(ControlServerError)
-        -> (Int32, (device: UInt64, inode: UInt64))
-    {
-        guard let address = UnixSocketAddress(path: path) else {
-            throw ControlServerError(
-                "control socket path \(path) is empty or too long (\(path.utf8.count) bytes, at most "
-                    + "\(UnixSocketAddress.maxPathBytes))")
-        }
-        let gid = try group.isEmpty ? nil : lookUpGroup(group)
-        try removeStaleSocket(address)
-
-        let fd = socket(
-            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw failure("socket", path) }
-        var bound = false
-        func fail(_ operation: String) -> ControlServerError {
-            let error = failure(operation, path)
-            Glibc.close(fd)
-            if bound { unlink(path) }
-            return error
-        }
-        // The socket inode's mode, less the umask, becomes the file's mode at bind(2): the file is
-        // never more open than configured, not even between bind and chmod.
-        guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("fchmod") }
-        guard address.bind(fd) == 0 else { throw fail("bind") }
-        bound = true
-        if let gid {
-            guard chown(path, uid_t.max, gid) == 0 else { throw fail("chown to group \(group) (gid \(gid))") }
-        }
-        // Exactly the configured mode, whatever the umask took away.
-        guard chmod(path, mode_t(mode)) == 0 else { throw fail("chmod \(String(mode, radix: 8))") }
-        guard Glibc.listen(fd, SOMAXCONN) == 0 else { throw fail("listen") }
-        var status = stat()
-        guard lstat(path, &status) == 0 else { throw fail("stat") }
-        return (fd, (UInt64(status.st_dev), UInt64(status.st_ino)))
-    }
-
-    /// Removes a socket file nobody listens on; refuses to touch anything else.
-    private static func removeStaleSocket(_ address: UnixSocketAddress) throws(ControlServerError) {
-        let path = address.path
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            if errno == ENOENT { return }
-            throw failure("stat", path)
-        }
-        guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw ControlServerError("cannot create control socket \(path): the path exists and is not a socket")
-        }
-        switch probe(address) {
-        case 0:
-            throw ControlServerError(
-                "cannot create control socket \(path): another process is listening on it (is the daemon already running?)"
-            )
-        case ECONNREFUSED:
-            guard unlink(path) == 0 || errno == ENOENT else { throw failure("unlink stale socket", path) }
-        case let error:
-            throw ControlServerError(
-                "cannot check existing control socket \(path): \(String(cString: strerror(error)))")
-        }
-    }
-
-    /// Connects to `address` without blocking: 0 if someone listens (or its backlog is full), else errno.
-    private static func probe(_ address: UnixSocketAddress) -> Int32 {
-        let fd = socket(
-            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return errno }
-        defer { Glibc.close(fd) }
-        if address.connect(fd) == 0 || errno == EAGAIN { return 0 }
-        return errno
-    }
-
-    /// The gid of `SocketGroup=`: a group name (`getgrnam_r`) or a number.
-    static func lookUpGroup(_ name: String) throws(ControlServerError) -> gid_t {
-        var group = Glibc.group()
-        var found: UnsafeMutablePointer<Glibc.group>?
-        var size = max(1024, Int(sysconf(Int32(_SC_GETGR_R_SIZE_MAX))))
-        while true {
-            var buffer = [CChar](repeating: 0, count: size)
-            let result = getgrnam_r(name, &group, &buffer, buffer.count, &found)
-            if result == ERANGE && size < 1 << 20 {
-                size *= 2
-                continue
-            }
-            if result == 0, found != nil { return group.gr_gid }
-            if let number = UInt32(name) { return gid_t(number) }
-            if result == 0 {
-                throw ControlServerError("SocketGroup=\(name): no such group")
-            }
-            throw ControlServerError("SocketGroup=\(name): getgrnam_r: \(String(cString: strerror(result)))")
-        }
-    }
-
-    private static func failure(_ operation: String, _ path: String) -> ControlServerError {
-        let error = errno
-        return ControlServerError(
-            "control socket \(path): \(operation): \(String(cString: strerror(error))) (errno \(error))")
-    }
-
     // MARK: Accepting
 
     private func acceptClients() {
@@ -329,12 +205,12 @@ public final class ControlServer {
                 Glibc.close(fd)
                 continue
             }
-            guard clients.count < limits.maxClients else {
-                refuseOverLimit(fd, peer)
+            if let refusal = refusal(for: peer) {
+                refuse(fd, peer, refusal)
                 continue
             }
             nextClientID += 1
-            let client = Client(id: nextClientID, fd: fd, peer: peer, now: loop.clock.now())
+            let client = ControlConnection(id: nextClientID, fd: fd, peer: peer, now: loop.clock.now())
             let id = client.id
             do {
                 try loop.watch(fd, readable: true, writable: false) { [weak self] readiness in
@@ -346,8 +222,25 @@ public final class ControlServer {
                 continue
             }
             clients[id] = client
-            armIdleTimer(client)
+            clientsByUID[peer.uid, default: 0] += 1
+            armDeadline(client)
         }
+    }
+
+    /// Why `peer` may not have another connection now, or nil.
+    private func refusal(for peer: PeerCredentials) -> String? {
+        if clients.count >= limits.maxClients {
+            return "too many control connections (\(limits.maxClients)); try again later"
+        }
+        guard peer.uid != 0 else { return nil }
+        if clients.count >= limits.maxClients - limits.reservedForRoot {
+            return "too many control connections (\(limits.maxClients - limits.reservedForRoot) for users "
+                + "other than root); try again later"
+        }
+        if clientsByUID[peer.uid, default: 0] >= limits.maxClientsPerUser {
+            return "too many control connections from uid \(peer.uid) (\(limits.maxClientsPerUser)); try again later"
+        }
+        return nil
     }
 
     private func pauseAccepting() {
@@ -361,18 +254,16 @@ public final class ControlServer {
         }
     }
 
-    private func refuseOverLimit(_ fd: Int32, _ peer: PeerCredentials) {
-        let line = ControlResponse.failure(
-            .limit, "too many control connections (\(limits.maxClients)); try again later"
-        ).encodedLine()
+    private func refuse(_ fd: Int32, _ peer: PeerCredentials, _ reason: String) {
+        let line = ControlResponse.failure(.limit, reason).encodedLine()
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         Glibc.close(fd)
         let now = loop.clock.now()
         if lastLimitLog.map({ now.duration(since: $0) >= .seconds(10) }) ?? true {
             lastLimitLog = now
             log(
-                .warning, "Control socket \(socketPath): refused \(peer): already \(limits.maxClients) connections",
-                [JournalField(.peerUID, peer.uid)])
+                .warning, "Control socket \(socketPath): refused \(peer): \(reason)", [JournalField(.peerUID, peer.uid)]
+            )
         }
     }
 
@@ -380,13 +271,15 @@ public final class ControlServer {
 
     private func ready(clientID: UInt64, _ readiness: EventLoop.Readiness) {
         guard let client = clients[clientID] else { return }
-        if readiness.writable { flush(client) }
-        if readiness.readable && !client.inputClosed { readAvailable(client) }
+        if readiness.writable { client.flush(now: loop.clock.now()) }
+        if readiness.readable && !client.inputClosed {
+            _ = client.readAvailable(into: &readBuffer, maxPending: limits.maxLineBytes)
+        }
         if readiness.failed && clients[clientID] != nil && Self.isHungUp(client.fd) {
             // Hang-up or error: nothing more will come or go. Stop watching (epoll would keep
             // reporting it), handle what was received, then close.
             client.inputClosed = true
-            dropOutput(client)
+            client.dropOutput()
             if client.watched {
                 loop.unwatch(client.fd)
                 client.watched = false
@@ -404,63 +297,30 @@ public final class ControlServer {
         return entry.revents & Int16(POLLHUP | POLLERR) != 0
     }
 
-    private func readAvailable(_ client: Client) {
-        while client.pendingInput <= limits.maxLineBytes {
-            let count = readBuffer.withUnsafeMutableBytes {
-                recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
-            }
-            if count > 0 {
-                client.input.append(contentsOf: readBuffer[0..<count])
-                client.lastActivity = loop.clock.now()
-                continue
-            }
-            if count == 0 {
-                client.inputClosed = true
-                return
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return
-            default:
-                client.inputClosed = true
-                dropOutput(client)
-                return
-            }
-        }
-    }
-
     /// Takes complete lines one at a time, each after the previous reply is out, then decides
     /// what to watch for and whether to close.
-    private func pump(_ client: Client) {
+    private func pump(_ client: ControlConnection) {
         guard !client.pumping else { return }
         client.pumping = true
         defer { client.pumping = false }
         while clients[client.id] != nil {
-            if client.awaiting != nil || (client.hasUnsentOutput && !client.outputDead) { break }
+            if client.awaiting != nil || client.isWriting { break }
             if client.closeWhenFlushed {
                 closeClient(client)
                 return
             }
-            if let newline = client.input[client.inputStart...].firstIndex(of: UInt8(ascii: "\n")) {
-                if newline - client.inputStart > limits.maxLineBytes {
-                    refuseTooLarge(client)
-                    continue
-                }
-                let line = Array(client.input[client.inputStart..<newline])
-                client.inputStart = newline + 1
+            switch client.nextLine(maxBytes: limits.maxLineBytes) {
+            case .line(let line):
                 process(line, from: client)
                 continue
-            }
-            if client.pendingInput > limits.maxLineBytes {
+            case .tooLong:
                 refuseTooLarge(client)
                 continue
+            case .none:
+                break
             }
             if client.inputClosed {
-                // End of input: an unterminated last line is still a request (`printf '%s' …`).
-                if client.hasPartialRequest {
-                    let line = Array(client.input[client.inputStart...])
-                    client.input = []
-                    client.inputStart = 0
+                if let line = client.takeUnterminatedLine() {
                     process(line, from: client)
                     continue
                 }
@@ -470,18 +330,13 @@ public final class ControlServer {
             break
         }
         guard clients[client.id] != nil else { return }
-        if client.inputStart > 0 {
-            client.input.removeFirst(client.inputStart)
-            client.inputStart = 0
-        }
+        client.compactInput()
         updateInterest(client)
-        armIdleTimer(client)
+        armDeadline(client)
     }
 
-    private func process(_ line: [UInt8], from client: Client) {
-        var line = line[...]
-        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        guard line.contains(where: { !Self.isSpace($0) }) else { return }  // blank lines are not requests
+    private func process(_ line: [UInt8], from client: ControlConnection) {
+        guard line.contains(where: { !ControlConnection.isSpace($0) }) else { return }  // blank lines are not requests
         let request: ControlRequest
         do {
             request = try ControlRequest.decode(line: line)
@@ -496,10 +351,7 @@ public final class ControlServer {
         client.serial += 1
         let serial = client.serial
         client.awaiting = serial
-        if let timer = client.idleTimer {
-            loop.cancel(timer)
-            client.idleTimer = nil
-        }
+        cancelDeadline(client)
         let clientID = client.id
         handler.handle(request, from: client.peer) { [weak self] response in
             self?.complete(clientID: clientID, serial: serial, response)
@@ -510,14 +362,15 @@ public final class ControlServer {
         // Gone, or a second reply to the same request: drop it.
         guard let client = clients[clientID], client.awaiting == serial else { return }
         client.awaiting = nil
-        client.lastActivity = loop.clock.now()
+        // The wait for the next request, and the reply's progress, are timed from now.
+        client.waitingSince = loop.clock.now()
+        client.lastWrite = client.waitingSince
         enqueue(response, to: client)
         pump(client)
     }
 
-    private func refuseTooLarge(_ client: Client) {
-        client.input = []
-        client.inputStart = 0
+    private func refuseTooLarge(_ client: ControlConnection) {
+        client.discardInput()
         client.inputClosed = true
         client.closeWhenFlushed = true
         log(
@@ -529,8 +382,7 @@ public final class ControlServer {
             to: client)
     }
 
-    private func enqueue(_ response: ControlResponse, to client: Client) {
-        guard !client.outputDead else { return }
+    private func enqueue(_ response: ControlResponse, to client: ControlConnection) {
         var line = response.encodedLine()
         if line.count > limits.maxReplyBytes {
             log(
@@ -542,50 +394,13 @@ public final class ControlServer {
             )
             .encodedLine()
         }
-        if client.hasUnsentOutput {
-            client.output.append(contentsOf: line)
-        } else {
-            client.output = line
-            client.outputOffset = 0
-        }
-        flush(client)
+        client.enqueue(line, now: loop.clock.now())
     }
 
-    private func flush(_ client: Client) {
-        while client.hasUnsentOutput && !client.outputDead {
-            let count = client.output.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return send(
-                    client.fd, base + client.outputOffset, raw.count - client.outputOffset,
-                    Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
-            if count > 0 {
-                client.outputOffset += count
-                client.lastActivity = loop.clock.now()
-                continue
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            // EPIPE, ECONNRESET: the peer is gone. Requests it sent are still handled.
-            client.inputClosed = true
-            dropOutput(client)
-        }
-        if !client.hasUnsentOutput {
-            client.output = []
-            client.outputOffset = 0
-        }
-    }
-
-    private func dropOutput(_ client: Client) {
-        client.outputDead = true
-        client.output = []
-        client.outputOffset = 0
-    }
-
-    private func updateInterest(_ client: Client) {
+    private func updateInterest(_ client: ControlConnection) {
         guard client.watched else { return }
         let read = !client.inputClosed && client.pendingInput <= limits.maxLineBytes
-        let write = client.hasUnsentOutput && !client.outputDead
+        let write = client.isWriting
         guard read != client.interest.read || write != client.interest.write else { return }
         do {
             try loop.update(client.fd, readable: read, writable: write)
@@ -596,41 +411,53 @@ public final class ControlServer {
         }
     }
 
-    // MARK: Idle clients
+    // MARK: Deadlines
 
-    /// One timer per client at most; it re-arms itself for the rest of the idle period.
-    private func armIdleTimer(_ client: Client) {
-        guard client.awaiting == nil, client.idleTimer == nil, clients[client.id] != nil else { return }
+    /// When the client must have done its part: sent a complete request within the limit of
+    /// the wait's start, or, while its reply is written, taken some of it within the limit.
+    private func deadline(of client: ControlConnection) -> MonotonicInstant {
+        (client.isWriting ? client.lastWrite : client.waitingSince).advanced(by: limits.requestTimeout)
+    }
+
+    /// One timer per client at most; it re-arms itself while the deadline moves (a reply progressing).
+    private func armDeadline(_ client: ControlConnection) {
+        guard client.awaiting == nil, client.deadlineTimer == nil, clients[client.id] != nil else { return }
         let id = client.id
-        client.idleTimer = loop.schedule(at: client.lastActivity.advanced(by: limits.idleTimeout)) { [weak self] in
-            self?.idleTimerFired(clientID: id)
+        client.deadlineTimer = loop.schedule(at: deadline(of: client)) { [weak self] in
+            self?.deadlinePassed(clientID: id)
         }
     }
 
-    private func idleTimerFired(clientID: UInt64) {
+    private func cancelDeadline(_ client: ControlConnection) {
+        if let timer = client.deadlineTimer { loop.cancel(timer) }
+        client.deadlineTimer = nil
+    }
+
+    private func deadlinePassed(clientID: UInt64) {
         guard let client = clients[clientID] else { return }
-        client.idleTimer = nil
+        client.deadlineTimer = nil
         guard client.awaiting == nil else { return }  // with the handler: re-armed when it replies
-        let idle = loop.clock.now().duration(since: client.lastActivity)
-        guard idle >= limits.idleTimeout else {
-            armIdleTimer(client)
+        guard loop.clock.now() >= deadline(of: client) else {
+            armDeadline(client)
             return
         }
         let partial = client.hasPartialRequest
-        if partial && !client.hasUnsentOutput && !client.outputDead {
-            // Best effort, never blocking: tell a slow typist why the connection ends.
-            let line = ControlResponse.failure(
-                .badRequest,
-                "no complete request line within \(limits.idleTimeout.humanReadable); closing the connection"
-            ).encodedLine()
-            _ = line.withUnsafeBytes {
-                send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
+        let writing = client.isWriting
+        if partial && !writing {
+            // Best effort, never blocking: tell a slow client why the connection ends.
+            client.sendBestEffort(
+                ControlResponse.failure(
+                    .badRequest,
+                    "no complete request line within \(limits.requestTimeout.humanReadable); closing the connection"
+                ).encodedLine())
         }
         log(
             .debug,
-            "Control client \(client.peer): idle for \(limits.idleTimeout.humanReadable)"
-                + (partial ? " with an incomplete request" : client.hasUnsentOutput ? " without reading its reply" : "")
+            "Control client \(client.peer): "
+                + (writing
+                    ? "did not read its reply for \(limits.requestTimeout.humanReadable)"
+                    : "no complete request within \(limits.requestTimeout.humanReadable)"
+                        + (partial ? " (an incomplete one was being sent)" : ""))
                 + "; closing the connection",
             [JournalField(.peerUID, client.peer.uid)])
         closeClient(client)
@@ -638,17 +465,14 @@ public final class ControlServer {
 
     // MARK: Closing
 
-    private func closeClient(_ client: Client) {
+    private func closeClient(_ client: ControlConnection) {
         guard clients.removeValue(forKey: client.id) != nil else { return }
-        if let timer = client.idleTimer { loop.cancel(timer) }
-        client.idleTimer = nil
+        let count = clientsByUID[client.peer.uid, default: 1] - 1
+        clientsByUID[client.peer.uid] = count > 0 ? count : nil
+        cancelDeadline(client)
         if client.watched { loop.unwatch(client.fd) }
         client.watched = false
         Glibc.close(client.fd)
-    }
-
-    fileprivate static func isSpace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     private func log(_ priority: JournalPriority, _ message: String, _ fields: [JournalField] = []) {

@@ -110,7 +110,10 @@ final class RunCoordinator {
 
     private func stopBackgroundRuns(telling endRequesters: String) {
         isStopping = true
-        for run in backgroundRuns.values { run.abandon() }
+        for run in backgroundRuns.values {
+            // What the run did already stays done: endpoints that ended a session are not called again.
+            for result in run.abandon() { committer.apply(result) }
+        }
         backgroundRuns = [:]
         for reply in endReplies.values { reply(.failure(.stopping, endRequesters)) }
         endReplies = [:]

@@ -39,7 +39,7 @@ extension ActivatedSocket {
             differences.append(
                 "SocketMode=\(String(control.socketMode, radix: 8)) (the socket's mode is \(String(mode, radix: 8)))")
         }
-        if !control.socketGroup.isEmpty, (try? ControlServer.lookUpGroup(control.socketGroup)) != status.st_gid {
+        if !control.socketGroup.isEmpty, (try? AccountLookup.groupID(control.socketGroup)) != status.st_gid {
             differences.append("SocketGroup=\(control.socketGroup) (the socket's group is gid \(status.st_gid))")
         }
         return differences

@@ -8,8 +8,9 @@
 /// - Retryable failures (connect, DNS, timeout, 5xx, 429 with `Retry-After`) are retried with
 ///   exponential backoff and jitter while attempts and the budget allow.
 /// - When an origin cannot be reached (DNS, connection refused or unreachable), its other calls
-///   wait while the failed call probes it with backoff; if the probe gives up, they all fail at
-///   once instead of each waiting out a timeout.
+///   wait while the failed call probes it with backoff (``OriginGate``); if the probe gives up,
+///   they all fail at once instead of each waiting out a timeout; if it ends any other way, they
+///   are released to try for themselves.
 /// - When the budget expires, in-flight transfers are cancelled and their calls recorded as
 ///   `expired` at once; calls never started become `not-started`.
 public final class CleanupRun {
@@ -63,6 +64,7 @@ public final class CleanupRun {
         case queued
         case inFlight(TransferID)
         case waitingToRetry(EventLoop.TimerID)
+        /// Waiting for the ``OriginGate`` to release it.
         case parked
         case done
 
@@ -81,6 +83,8 @@ public final class CleanupRun {
         var firstStart: MonotonicInstant?
         var lastCause = ""
         var lastStatus: Int?
+        /// The last attempt could not connect (DNS, refused, unreachable).
+        var lastAttemptUnreachable = false
         /// The running request's timeout was the budget's remainder, not the endpoint's own.
         var timeoutIsBudget = false
     }
@@ -93,13 +97,6 @@ public final class CleanupRun {
         var worst: CallOutcome?
         var attempts = 0
         var endedEndpoints: [String] = []
-    }
-
-    /// An origin's reachability: up, being probed by one call while the others wait, or given up on.
-    private enum OriginState {
-        case up
-        case probing(probe: Int, parked: [Int])
-        case unreachable(cause: String)
     }
 
     /// The kind of run.
@@ -117,7 +114,7 @@ public final class CleanupRun {
     private var queueHead = 0
     private var retryReady: [Int] = []
     private var retryHead = 0
-    private var origins: [String: OriginState] = [:]
+    private var gate = OriginGate()
     private var inFlight = 0
     private var callsLeft = 0
     private var report: RunReport
@@ -188,18 +185,34 @@ public final class CleanupRun {
     }
 
     /// Cancels everything without recording outcomes: the stop run takes these sessions over.
-    public func abandon() {
-        guard !finished else { return }
+    /// Returns what the run did to the sessions it had not finished — the endpoints that already
+    /// ended each and the requests made — so that the stop run does not call those endpoints
+    /// again. (Sessions already finished were reported through ``onSessionFinished``.)
+    @discardableResult
+    public func abandon() -> [SessionResult] {
+        guard !finished else { return [] }
         finished = true
+        var attemptsBySession: [Int: Int] = [:]
         for index in calls.indices {
             switch calls[index].state {
             case .inFlight(let id): transport.cancel(id)
             case .waitingToRetry(let timer): loop.cancel(timer)
+            case .done: continue
             default: break
             }
+            attemptsBySession[calls[index].session, default: 0] += calls[index].attempts
             calls[index].state = .done
         }
         cancelTimers()
+        return attemptsBySession.keys.sorted().compactMap { index in
+            let progress = sessions[index]
+            let attempts = progress.attempts + (attemptsBySession[index] ?? 0)
+            guard !progress.endedEndpoints.isEmpty || attempts > 0 else { return nil }
+            return SessionResult(
+                id: progress.id, ended: false, endedEndpoints: progress.endedEndpoints,
+                outcome: progress.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
+                attempts: attempts)
+        }
     }
 
     // MARK: Scheduling
@@ -224,29 +237,24 @@ public final class CleanupRun {
                 refuseRemaining(index)
                 return
             }
-            switch origins[endSession.origin] ?? .up {
-            case .up:
-                start(index, endSession)
-            case .probing(let probe, _) where probe == index:
-                start(index, endSession)
-            case .probing(let probe, var parked):
-                parked.append(index)
-                calls[index].state = .parked
-                origins[endSession.origin] = .probing(probe: probe, parked: parked)
-            case .unreachable(let cause):
-                finish(index, .failed(cause: "not attempted: \(endSession.origin) is unreachable (\(cause))"))
+            switch gate.admit(index, to: endSession.origin) {
+            case .go: start(index, endSession)
+            case .park: calls[index].state = .parked
+            case .refuse(let cause): finish(index, Self.notAttempted(endSession.origin, cause))
             }
         }
     }
 
-    /// Too little budget is left: the current call and every call still waiting its turn end now.
+    /// Too little budget is left: the current call and every call still waiting its turn end
+    /// now, including calls a finishing probe releases meanwhile.
     private func refuseRemaining(_ current: Int) {
         let reason = "less than \(budget.minimumRequest.humanReadable) of the budget was left"
-        var waiting = [current]
-        while let index = nextCall() { waiting.append(index) }
-        for index in waiting {
-            guard case .queued = calls[index].state else { continue }
-            finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
+        var next: Int? = current
+        while let index = next {
+            if case .queued = calls[index].state {
+                finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
+            }
+            next = nextCall()
         }
     }
 
@@ -256,6 +264,7 @@ public final class CleanupRun {
             return
         }
         calls[index].timeoutIsBudget = timeout < endSession.endpoint.timeout
+        calls[index].lastAttemptUnreachable = false  // this attempt's own result decides
         let token = endSession.endpoint.tokenCredential.flatMap { tokens[$0] }
         let request = endSession.request(timeout: timeout, token: token)
         do {
@@ -276,6 +285,7 @@ public final class CleanupRun {
         inFlight -= 1
         guard let endSession = calls[index].endSession else { return }
         let origin = endSession.origin
+        calls[index].lastAttemptUnreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
         if let failure = result.failure,
             failure.kind == .cancelled || (failure.kind == .timeout && calls[index].timeoutIsBudget)
         {
@@ -295,16 +305,15 @@ public final class CleanupRun {
                 calls[index].lastCause = cause
                 calls[index].lastStatus = status
                 if status != nil { originAnswered(origin) }
-                let unreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
-                if unreachable { originFailed(origin, probe: index) }
-                retryOrGiveUp(index, notBefore: notBefore, origin: unreachable ? origin : nil)
+                if calls[index].lastAttemptUnreachable { gate.connectionFailed(index, at: origin) }
+                retryOrGiveUp(index, notBefore: notBefore)
             }
         }
         pump()
         finishIfDone()
     }
 
-    private func retryOrGiveUp(_ index: Int, notBefore: Duration?, origin: String?) {
+    private func retryOrGiveUp(_ index: Int, notBefore: Duration?) {
         let attempts = calls[index].attempts
         var delay = settings.retryDelay * (1 << min(attempts - 1, 16))
         delay = delay / 2 + delay / 2 * Double.random(in: 0...1, using: &random)
@@ -318,7 +327,6 @@ public final class CleanupRun {
                 calls[index].lastStatus.map { .rejected(status: $0, reason: "\(cause) after \(attempts) attempts") }
                 ?? .failed(cause: attempts > 1 ? "\(cause) (after \(attempts) attempts)" : cause)
             finish(index, outcome)
-            if let origin { giveUp(on: origin, cause: cause) }
             return
         }
         calls[index].state = .waitingToRetry(
@@ -334,25 +342,19 @@ public final class CleanupRun {
     }
 
     private func originAnswered(_ origin: String) {
-        guard case .probing(_, let parked) = origins[origin] else { return }
-        origins[origin] = .up
+        release(gate.answered(origin))
+    }
+
+    /// Queues parked calls again; the caller pumps.
+    private func release(_ parked: [Int]) {
         for index in parked where calls[index].state.isParked {
             calls[index].state = .queued
             retryReady.append(index)
         }
     }
 
-    private func originFailed(_ origin: String, probe: Int) {
-        if case .probing = origins[origin] { return }
-        origins[origin] = .probing(probe: probe, parked: [])
-    }
-
-    private func giveUp(on origin: String, cause: String) {
-        guard case .probing(_, let parked) = origins[origin] else { return }
-        origins[origin] = .unreachable(cause: cause)
-        for index in parked where calls[index].state.isParked {
-            finish(index, .failed(cause: "not attempted: \(origin) is unreachable (\(cause))"))
-        }
+    private static func notAttempted(_ origin: String, _ cause: String) -> CallOutcome {
+        .failed(cause: "not attempted: \(origin) is unreachable (\(cause))")
     }
 
     // MARK: Expiry
@@ -422,6 +424,17 @@ public final class CleanupRun {
                 SessionResult(
                     id: progress.id, ended: progress.allEnded, endedEndpoints: progress.endedEndpoints,
                     outcome: progress.worst ?? outcome, attempts: progress.attempts))
+        }
+        // Every call's end passes here, so a probe's end releases or fails what it held back,
+        // whatever the outcome; the caller pumps. (At expiry, the expiry records every call.)
+        if let origin = call.endSession?.origin, report.expiry == nil {
+            var unreachable = false
+            if case .failed = outcome { unreachable = call.lastAttemptUnreachable }
+            let parked = gate.callFinished(index, at: origin, unreachable: unreachable, cause: call.lastCause)
+            release(parked.retry)
+            for other in parked.fail where calls[other].state.isParked {
+                finish(other, Self.notAttempted(origin, parked.cause))
+            }
         }
     }
 

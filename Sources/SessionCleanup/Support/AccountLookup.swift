@@ -1,0 +1,91 @@
+import Glibc
+
+/// Users and groups by name (NSS: `getpwnam_r`/`getgrnam_r`) or by number.
+public enum AccountLookup {
+    /// Why a name could not be looked up; never more than the name itself.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        /// What went wrong.
+        public let description: String
+    }
+
+    /// The gid of group `name`, or of a number (which need not exist).
+    public static func groupID(_ name: String) throws(Failure) -> gid_t {
+        var entry = group()
+        var found: UnsafeMutablePointer<group>?
+        if let id = try lookUp(
+            name, kind: "group", sizeHint: _SC_GETGR_R_SIZE_MAX,
+            { buffer, size in
+                getgrnam_r(name, &entry, buffer, size, &found)
+            }, found: { found != nil ? entry.gr_gid : nil })
+        {
+            return id
+        }
+        guard let number = UInt32(name) else { throw Failure(description: "no such group") }
+        return gid_t(number)
+    }
+
+    /// The uid of user `name`, or of a number (which need not exist).
+    public static func userID(_ name: String) throws(Failure) -> uid_t {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        if let id = try lookUp(
+            name, kind: "user", sizeHint: _SC_GETPW_R_SIZE_MAX,
+            { buffer, size in
+                getpwnam_r(name, &entry, buffer, size, &found)
+            }, found: { found != nil ? entry.pw_uid : nil })
+        {
+            return id
+        }
+        guard let number = UInt32(name) else { throw Failure(description: "no such user") }
+        return uid_t(number)
+    }
+
+    /// The name of user `uid`, or nil when it has none here. The name is copied out while the
+    /// buffer `getpwuid_r` filled is still alive.
+    public static func userName(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var size = initialSize(_SC_GETPW_R_SIZE_MAX)
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let result = buffer.withUnsafeMutableBufferPointer { buffer -> (Int32, String?) in
+                guard let base = buffer.baseAddress else { return (ENOMEM, nil) }
+                let code = getpwuid_r(uid, &entry, base, buffer.count, &found)
+                guard code == 0, found != nil, let name = entry.pw_name else { return (code, nil) }
+                return (code, String(cString: name))
+            }
+            if result.0 == ERANGE && size < 1 << 20 {
+                size *= 2
+                continue
+            }
+            return result.1
+        }
+    }
+
+    private static func initialSize(_ name: Int) -> Int { max(1024, Int(sysconf(Int32(name)))) }
+
+    /// Runs a `get*nam_r` call with a buffer that grows on ERANGE; `found` reads the result while
+    /// the buffer is alive.
+    private static func lookUp<ID>(
+        _ name: String, kind: String, sizeHint: Int,
+        _ call: (UnsafeMutablePointer<CChar>, Int) -> Int32, found: () -> ID?
+    ) throws(Failure) -> ID? {
+        var size = initialSize(sizeHint)
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let (code, id) = buffer.withUnsafeMutableBufferPointer { buffer -> (Int32, ID?) in
+                guard let base = buffer.baseAddress else { return (ENOMEM, nil) }
+                let code = call(base, buffer.count)
+                return (code, code == 0 ? found() : nil)
+            }
+            if code == ERANGE && size < 1 << 20 {
+                size *= 2
+                continue
+            }
+            switch code {
+            case 0, ENOENT, ESRCH, EBADF, EPERM: return id  // "not found", as glibc may report it
+            default: throw Failure(description: "looking up \(kind) failed: \(String(cString: strerror(code)))")
+            }
+        }
+    }
+}
