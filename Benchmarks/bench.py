@@ -61,6 +61,12 @@ DEFAULT_PIPELINE = 16
 BULK_CONNECTIONS = 64  # the daemon accepts 512 control clients; stay well below
 
 
+LOCAL_SCENARIOS = {"stop", "peers", "idle", "lifecycle", "register"}
+# Benchmarks/network_bench.py: nginx behind a 50 ms round trip in a network namespace (root).
+NETWORK_SCENARIOS = {"origins", "http2", "cpu", "memory"}
+DEFAULT_SCENARIOS = LOCAL_SCENARIOS | NETWORK_SCENARIOS
+
+
 class BenchError(Exception):
     """A functional failure: the row becomes an ERROR row."""
 
@@ -335,8 +341,13 @@ class Daemon:
     notify socket."""
 
     def __init__(self, bench, tag, endpoints, budget_sec=60, concurrency=CONCURRENCY, watchdog_usec=None,
-                 state_dir=None):
+                 state_dir=None, binary=None, wrap=(), endpoint_lines="", prefix=()):
+        """endpoints: (name, url) pairs; endpoint_lines: more `Key=value` lines for every
+        [Endpoint]; wrap: argv put before the daemon's (e.g. `ip netns exec NAME`); prefix: argv
+        between wrap and the binary (e.g. valgrind); binary: instead of bench.daemon."""
         self.bench = bench
+        self.binary = binary or bench.daemon
+        self.wrap = list(wrap) + list(prefix)
         self.dir = bench.newdir("d-" + tag)
         self.state_dir = Path(state_dir) if state_dir else self.dir / "state"
         self.runtime_dir = self.dir / "run"
@@ -348,7 +359,7 @@ class Daemon:
         text = f"[Stop]\nBudgetSec={budget_sec}s\nMaxConcurrentRequests={concurrency}\n"
         text += "[Control]\nSocketMode=0666\n"
         for name, url in endpoints:
-            text += f"[Endpoint]\nName={name}\nURL={url}\n"
+            text += f"[Endpoint]\nName={name}\nURL={url}\n{endpoint_lines}"
         self.config.write_text(text)
         self.control = self.runtime_dir / "control.sock"
         self.notify = None
@@ -362,7 +373,7 @@ class Daemon:
                  "NOTIFY_SOCKET": self.notify.path}
         if self.watchdog_usec:
             extra["WATCHDOG_USEC"] = self.watchdog_usec
-        self.child = Child([self.bench.daemon, "daemon", "--config", self.config], self.bench.env(**extra),
+        self.child = Child(self.wrap + [self.binary, "daemon", "--config", self.config], self.bench.env(**extra),
                            stdout=self.dir / "daemon.log")
         deadline = time.monotonic() + ready_timeout
         while not self.notify.ready.wait(0.02):
@@ -431,7 +442,9 @@ def check_reply(line):
 
 
 async def _register_bulk(path, prefix, n, endpoints, connections, depth, timeout):
-    endpoint_json = json.dumps(endpoints)
+    # endpoints: the names every session gets, or a function of the session's number giving them
+    names_of = endpoints if callable(endpoints) else None
+    endpoint_json = None if names_of else json.dumps(endpoints)
     errors = []
     done = 0
 
@@ -444,8 +457,10 @@ async def _register_bulk(path, prefix, n, endpoints, connections, depth, timeout
             while got < len(mine):
                 if sent < len(mine) and sent - got <= depth // 2:
                     batch = min(depth - (sent - got), len(mine) - sent)
-                    writer.write(b"".join(register_line(f"{prefix}-{mine[sent + k]}", endpoint_json)
-                                          for k in range(batch)))
+                    writer.write(b"".join(
+                        register_line(f"{prefix}-{mine[sent + k]}",
+                                      endpoint_json or json.dumps(names_of(mine[sent + k])))
+                        for k in range(batch)))
                     sent += batch
                 line = await reader.readline()
                 if not line:
@@ -467,8 +482,9 @@ async def _register_bulk(path, prefix, n, endpoints, connections, depth, timeout
 
 
 def register_bulk(daemon, prefix, n, endpoints, pipeline, connections=BULK_CONNECTIONS, timeout=600):
-    """Registers n sessions (keys prefix-0 … prefix-(n-1)) through the control socket; returns
-    seconds taken.  Raises BenchError unless every one was acknowledged with ok: true."""
+    """Registers n sessions (keys prefix-0 … prefix-(n-1)) through the control socket, each at
+    `endpoints` (a list of names, or a function of i giving session i's); returns seconds
+    taken.  Raises BenchError unless every one was acknowledged with ok: true."""
     if n == 0:
         return 0.0
     t0 = time.monotonic()
@@ -928,7 +944,8 @@ class Bench:
 
     def run(self):
         a = self.args
-        self.only = set(a.only.split(",")) if a.only else {"stop", "peers", "idle", "lifecycle", "register"}
+        # --quick checks the functional side only: no callgrind run (a measurement, and slow).
+        self.only = set(a.only.split(",")) if a.only else DEFAULT_SCENARIOS - ({"cpu"} if self.quick else set())
         sizes = [1, 100, 1000] if self.quick else [1, 100, 1000, 10000, 100000]
         if a.sizes:
             sizes = [int(x) for x in a.sizes.split(",")]
@@ -955,6 +972,13 @@ class Bench:
             self.lifecycle(self.stored_n)
         if "register" in self.only:
             self.registration(2 if self.quick else 10)
+        network = self.only & NETWORK_SCENARIOS
+        if network:
+            import network_bench  # noqa: PLC0415 — needs root, ip, iptables and nginx only when asked for
+            try:
+                network_bench.run(self, network)
+            except BenchError as e:
+                self.add({"scenario": "origins", "name": "network scenarios", "ok": False, "error": str(e)})
 
 
 # ---------------------------------------------------------------------------- reporting
@@ -1051,6 +1075,38 @@ SECTIONS = [
 ]
 
 
+def network_columns():
+    return [
+        ("run", lambda r: r["name"], "<"), ("calls", lambda r: fmt(r.get("calls"), ",d"), ">"),
+        ("wall s", lambda r: fmt(r.get("wall_s")), ">"), ("ideal s", lambda r: fmt(r.get("ideal_s"), ".2f"), ">"),
+        ("× ideal", lambda r: fmt(r.get("ratio"), ".2f"), ">"),
+        ("÷ curl", lambda r: fmt(r.get("wall_vs_curl"), ".2f"), ">"),
+        ("CPU s", lambda r: fmt(r.get("cpu_s")), ">"),
+        ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
+        ("conns", lambda r: fmt(r.get("connections"), ",d"), ">"),
+        ("accepted", lambda r: fmt(r.get("connections_accepted"), ",d"), ">"),
+        ("TLS full", lambda r: fmt(r.get("tls_full"), ",d"), ">"),
+        ("TLS resumed", lambda r: fmt(r.get("tls_resumed"), ",d"), ">"),
+        ("h2 requests", lambda r: fmt(r.get("http2_requests"), ",d"), ">"),
+        ("nginx CPU s", lambda r: fmt(r.get("server_cpu_s"), ".2f"), ">"),
+        ("exit", lambda r: fmt(r.get("exit"), "d"), ">")]
+
+
+SECTIONS += [
+    ("origins", f"Origins: nginx, {CONCURRENCY} in flight, 50 ms round trip (medians)", network_columns()),
+    ("http2", "HTTP/2: nginx offering h2 and http/1.1 by ALPN (medians)", network_columns()),
+    ("memory", "Peak RSS of a long run (HTTP, 1 origin)", [
+        ("run", lambda r: r["name"], "<"), ("wall s", lambda r: fmt(r.get("wall_s")), ">"),
+        ("CPU s", lambda r: fmt(r.get("cpu_s")), ">"),
+        ("peak RSS MB", lambda r: fmt(r.get("peak_rss_mb"), ".1f"), ">"),
+        ("× floor", lambda r: fmt(r.get("rss_vs_floor"), ".2f"), ">")]),
+    ("cpu", "User instructions (callgrind; the daemon's stop run, the floor's transfer loop)", [
+        ("run", lambda r: r["name"], "<"), ("instructions", lambda r: fmt(r.get("instructions"), ",d"), ">"),
+        ("per call", lambda r: fmt(r.get("per_call"), ",.0f"), ">"),
+        ("× floor", lambda r: fmt(r.get("vs_floor"), ".2f"), ">")]),
+]
+
+
 def section_tables(rows):
     """[(title, headers, aligns, [cells…] per row, [error or None per row])]"""
     out = []
@@ -1113,11 +1169,45 @@ def evaluate_targets(rows):
             target(f"{r['name']}: 0 wake-ups/s besides the watchdog", r["wakeups_per_s"],
                    extra <= 0.05, f"{r['wakeups_per_s']:.3f}/s (watchdog: {r['expected_wakeups_per_s']:.2f}/s)")
             target(f"{r['name']}: RSS ≤ 16 MB", r["rss_mb"], r["rss_mb"] <= 16, f"{r['rss_mb']:.1f} MB")
+    evaluate_network_targets(rows, target)
     r = find("register", "16 clients, one at a time each")
     if r:
         target("≥ 2,000 durable registrations/s from 16 clients", r["per_s"], r["per_s"] >= 2000,
                f"{r['per_s']:,.0f}/s")
     return targets
+
+
+def evaluate_network_targets(rows, target):
+    """Issue 10's targets, for the daemon's rows (not the baseline's)."""
+    daemon = "session-cleanup"
+    for r in rows:
+        if r["scenario"] not in ("origins", "http2") or r.get("client") != daemon or not r["ok"]:
+            continue
+        name = r["config"]
+        target(f"{name}: wall ≤ 1.10 × ideal", r["ratio"], r["ratio"] <= 1.10,
+               f"{r['ratio']:.2f} × ({r['wall_s']:.3f} s vs {r['ideal_s']:.2f} s)")
+        if r.get("wall_vs_curl") is not None:
+            target(f"{name}: wall ≤ curl --parallel", r["wall_vs_curl"], r["wall_vs_curl"] <= 1.0,
+                   f"{r['wall_vs_curl']:.2f} × curl")
+        target(f"{name}: connections ≤ {r['connection_limit']:,.0f}", r["connections_accepted"],
+               r["connections_accepted"] <= r["connection_limit"],
+               f"{r['connections_accepted']:,} accepted, {r['connections']:,} with requests")
+        if r["mode"] != "http":
+            target(f"{name}: TLS handshakes = connections", r["tls_handshakes"],
+                   r["tls_handshakes"] == r["connections"],
+                   f"{r['tls_handshakes']:,} handshakes ({r['tls_full']:,} full, {r['tls_resumed']:,} resumed) "
+                   f"on {r['connections']:,} connections")
+        if r["scenario"] == "origins" and r["mode"] == "http" and r["origins"] == 1 and r["calls"] >= 10000:
+            target(f"{name}: CPU ≤ 0.5 s", r["cpu_s"], r["cpu_s"] <= 0.5, f"{r['cpu_s']:.3f} s")
+    for r in rows:
+        if r.get("client") != daemon or not r["ok"]:
+            continue
+        if r["scenario"] == "cpu" and r.get("vs_floor") is not None:
+            target(f"{r['name']}: instructions per call ≤ 1.3 × the C floor", r["vs_floor"], r["vs_floor"] <= 1.3,
+                   f"{r['per_call']:,.0f} per call = {r['vs_floor']:.2f} × floor")
+        if r["scenario"] == "memory" and r.get("rss_vs_floor") is not None:
+            target(f"{r['name']}: peak RSS ≤ 1.5 × the C floor", r["rss_vs_floor"], r["rss_vs_floor"] <= 1.5,
+                   f"{r['peak_rss_mb']:.1f} MB = {r['rss_vs_floor']:.2f} × floor")
 
 
 def print_report(rows, targets):
@@ -1167,13 +1257,20 @@ def main():
     p.add_argument("--quick", action="store_true", help="CI smoke test: small sizes, short windows (< 90 s)")
     p.add_argument("--json", default=str(REPO / "bench-results" / "latest.json"), help="where to write the figures")
     p.add_argument("--markdown", help="also write the tables as Markdown here")
-    p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register")
+    p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register, origins, http2, "
+                                  "cpu, memory")
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
     p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", ".build/release/session-cleanup"),
                    help="the session-cleanup binary (default: $SESSION_CLEANUP_BIN or bench.sh's build)")
     p.add_argument("--loadserver", default=str(REPO / "bench-results" / "bin" / "loadserver"),
                    help="the loadserver binary (built with cc -O2 if missing)")
+    p.add_argument("--netdelay", default=str(REPO / "bench-results" / "bin" / "netdelay"),
+                   help="the NFQUEUE delayer (Benchmarks/NetDelay, built by bench.sh)")
+    p.add_argument("--floor", default=str(REPO / "bench-results" / "bin" / "floor"),
+                   help="the C libcurl-multi floor (Benchmarks/Floor, built by bench.sh)")
+    p.add_argument("--baseline-daemon", help="a second session-cleanup binary measured beside the first "
+                                             "in the network scenarios (\"before\")")
     p.add_argument("--pipeline", type=int, default=DEFAULT_PIPELINE,
                    help="requests in flight per control connection when registering in bulk (1: none)")
     p.add_argument("--no-peers-100k", action="store_true", help="skip the peers at N = 100,000")
@@ -1181,7 +1278,7 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state, configs)")
     args = p.parse_args()
     args.repeat = max(1, args.repeat)
-    known = {"stop", "peers", "idle", "lifecycle", "register"}
+    known = DEFAULT_SCENARIOS
     if args.only and not set(args.only.split(",")) <= known:
         p.error(f"--only takes {', '.join(sorted(known))}")
     if not Path(args.loadserver).exists():
@@ -1189,6 +1286,8 @@ def main():
         subprocess.run(["cc", "-O2", "-o", args.loadserver, str(HERE / "LoadServer" / "loadserver.c")], check=True)
     if not os.access(args.daemon, os.X_OK):
         p.error(f"no daemon binary at {args.daemon}: run scripts/bench.sh, or pass --daemon")
+
+    sys.modules.setdefault("bench", sys.modules[__name__])  # network_bench imports this module as `bench`
 
     def interrupted(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")

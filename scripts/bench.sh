@@ -8,8 +8,11 @@
 #
 # Env: BENCH_SCRATCH (swift build scratch path, default .build: the same release build the
 # system tests use, with the same flags, so scripts/test.sh builds it once).
-# Needs: a Swift 6 toolchain, cc, curl, xargs, python3 (standard library only).
-# Network: 127.0.0.1 only (the load server, the daemon's endpoints, the peers).
+# Needs: a Swift 6 toolchain, cc, curl, xargs, python3 (standard library only); for the network
+# scenarios (origins, http2, cpu, memory) root, iproute2, iptables, nginx-light, openssl,
+# libcurl4-openssl-dev, libnetfilter-queue-dev, and valgrind for `cpu`.
+# Network: 127.0.0.1 only: the host's for the load server, and that of a network namespace the
+# suite creates (and deletes) for nginx behind a 50 ms round trip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d /opt/swift/usr/bin ] && PATH=/opt/swift/usr/bin:$PATH
@@ -25,9 +28,12 @@ swift build -c release --static-swift-stdlib --product session-cleanup -Xswiftc 
     --scratch-path "$scratch"
 bin=$(swift build -c release --static-swift-stdlib -Xswiftc -warnings-as-errors --scratch-path "$scratch" \
     --show-bin-path)/session-cleanup
-echo "== building the load server"
+echo "== building the load server, the network delayer and the C floor"
 cc -O2 -Wall -Wextra -o bench-results/bin/loadserver Benchmarks/LoadServer/loadserver.c
+cc -O2 -Wall -Wextra -o bench-results/bin/netdelay Benchmarks/NetDelay/netdelay.c -lnetfilter_queue
+cc -O2 -Wall -Wextra -o bench-results/bin/floor Benchmarks/Floor/floor.c -lcurl
 
 echo "== running Benchmarks/bench.py $*"
 exec python3 Benchmarks/bench.py --daemon "$bin" --loadserver bench-results/bin/loadserver \
+    --netdelay bench-results/bin/netdelay --floor bench-results/bin/floor \
     --markdown bench-results/latest.md "$@"

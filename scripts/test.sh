@@ -12,7 +12,10 @@ if [ "$(id -u)" != 0 ] && [ $system = 1 ]; then
     exit 1
 fi
 
-packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc)
+# nginx-light, tinyproxy: real HTTP/2, TLS and proxy peers for the engine's integration tests;
+# iproute2, iptables, libnetfilter-queue-dev: the benchmark's network namespace and delayer.
+packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc
+    nginx-light tinyproxy iproute2 iptables libnetfilter-queue-dev)
 [ $system = 1 ] && packages+=(systemd-container mmdebstrap)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

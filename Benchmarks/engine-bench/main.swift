@@ -26,7 +26,7 @@ func cpuSeconds() -> Double {
 
 do {
     let loop = try EventLoop()
-    let engine = try HTTPEngine(loop: loop, maxConnectionsPerHost: concurrency, maxTotalConnections: concurrency)
+    let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: concurrency))
     var started = 0
     var finished = 0
     var statuses: [String: Int] = [:]

@@ -28,7 +28,7 @@ final class HTTPEngineTests: XCTestCase {
     // MARK: Helpers
 
     private func makeEngine(perHost: Int = 16, total: Int = 64) throws -> HTTPEngine {
-        try HTTPEngine(loop: loop, maxConnectionsPerHost: perHost, maxTotalConnections: total)
+        try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: total, maxTransfersPerOrigin: perHost))
     }
 
     private func request(_ path: String, timeout: Duration = .seconds(5), on base: String? = nil) -> HTTPRequest {
@@ -333,6 +333,8 @@ final class HTTPEngineTests: XCTestCase {
             try engine.start(request("/delay/50", on: base)) { completions.add($0) }
         }
         XCTAssertEqual(engine.activeCount, 20)
+        XCTAssertEqual(engine.waitingCount, 20, "handed to libcurl only once the loop turns")
+        try spin(.milliseconds(10))
         XCTAssertEqual(engine.waitingCount, 17)
         try run { completions.count == 20 }
         let elapsed = seconds(loop.clock.now().duration(since: started))

@@ -16,6 +16,9 @@
  * curl_* function directly (the program would not link). Every ccurl_* function other than
  * ccurl_load and ccurl_load_error requires a successful ccurl_load() first; those that take no
  * handle check it and fail (NULL, CURLE_FAILED_INIT, "libcurl is not loaded") otherwise.
+ *
+ * Files: ccurl_load.c (loading, the function table in ccurl_api.h), ccurl_calls.c (plain calls
+ * and typed wrappers), ccurl_transfer.c (transfers), ccurl_share.c (the share: ccurl_share.h).
  */
 #include <curl/curl.h>
 #include <stddef.h>
@@ -110,13 +113,23 @@ int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https);
 
 /* ---- Transfers ---------------------------------------------------------------------------
  * A transfer owns one easy handle plus what a request needs while it runs: its tag, a header
- * list, the reply buffer and an error buffer. Transfers are pooled by the caller:
- * prepare, run, read results, release, prepare again. */
+ * list, the reply buffer and an error buffer. Transfers are pooled by the caller, and an easy
+ * handle keeps the options the caller set across requests (that is the point: a new request
+ * sets only what differs): begin, set the request's options, run, read results, release,
+ * begin again. Reply bytes, header lines and error text are wiped (explicit_bzero) before their
+ * memory is reused or freed. */
 typedef struct ccurl_transfer ccurl_transfer;
 
-/* A new transfer with its own easy handle, or NULL when out of memory (or libcurl is not
- * loaded). */
-ccurl_transfer *ccurl_transfer_new(void);
+/* A new transfer with its own easy handle and the shim's options installed: CURLOPT_PRIVATE,
+ * the error buffer, the body and header callbacks (which keep at most the cap given to
+ * ccurl_transfer_begin), the connection-ready callback (ccurl_transfer_connected),
+ * CURLOPT_NOSIGNAL, and CURLOPT_SHARE when `share` is not NULL. NULL
+ * when out of memory, libcurl refused an option, or libcurl is not loaded; *error (if not
+ * NULL) then says which. */
+ccurl_transfer *ccurl_transfer_new(CURLSH *share, CURLcode *error);
+/* curl_easy_reset, then the shim's options again (as ccurl_transfer_new): every option the
+ * caller set is back to libcurl's default. The transfer must not be in a multi handle. */
+CURLcode ccurl_transfer_reset(ccurl_transfer *t, CURLSH *share);
 /* Frees the transfer and its easy handle. It must not be in a multi handle. */
 void ccurl_transfer_free(ccurl_transfer *t);
 /* The transfer's easy handle. */
@@ -124,11 +137,10 @@ CURL *ccurl_transfer_easy(ccurl_transfer *t);
 /* The transfer an easy handle belongs to (its CURLOPT_PRIVATE), or NULL. */
 ccurl_transfer *ccurl_transfer_of(CURL *easy);
 
-/* Installs the shim's own options on a new or released transfer's easy handle: CURLOPT_PRIVATE,
- * the error buffer and the write/header callbacks that keep at most `max_body` bytes of body.
- * Every other option is the caller's to set. */
-CURLcode ccurl_transfer_prepare(ccurl_transfer *t, uint64_t tag, size_t max_body);
-/* The tag given to ccurl_transfer_prepare. */
+/* Starts a request on a new or released transfer: its tag and the most body it keeps. No
+ * libcurl call: options are the caller's to set. */
+void ccurl_transfer_begin(ccurl_transfer *t, uint64_t tag, size_t max_body);
+/* The tag given to ccurl_transfer_begin. */
 uint64_t ccurl_transfer_tag(const ccurl_transfer *t);
 
 /* Appends one "Name: value" line to the transfer's header list: 0, or -1 when out of memory. */
@@ -140,6 +152,9 @@ CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t);
 const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length);
 /* One of CCURL_ABORT_*. */
 int ccurl_transfer_abort_reason(const ccurl_transfer *t);
+/* 1 once the request's connection was ready (connected, TLS and ALPN done: libcurl's
+ * CURLOPT_PREREQFUNCTION ran), else 0. */
+int ccurl_transfer_connected(const ccurl_transfer *t);
 /* Seconds from the last response's Retry-After (delta-seconds, or an HTTP-date converted to
  * seconds from now, never negative), or -1 when it had none or it did not parse. */
 long long ccurl_transfer_retry_after(const ccurl_transfer *t);
@@ -147,9 +162,10 @@ long long ccurl_transfer_retry_after(const ccurl_transfer *t);
  * callers must still scrub it before showing it to anyone. */
 const char *ccurl_transfer_error_text(const ccurl_transfer *t);
 
-/* Resets the easy handle (curl_easy_reset) and drops what the finished request held (URL,
- * header list, body beyond a small retained buffer) so a pooled transfer keeps no secrets and
- * little memory. The transfer must not be in a multi handle. */
+/* Forgets the finished request so a pooled transfer keeps no secret of it: clears the easy
+ * handle's URL, header list, body and custom method (back to GET), wipes and frees the header
+ * list, wipes the reply (and frees a buffer beyond a small retained size) and the error text.
+ * Every other option stays. The transfer must not be in a multi handle. */
 void ccurl_transfer_release(ccurl_transfer *t);
 
 #endif

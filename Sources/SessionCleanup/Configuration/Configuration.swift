@@ -38,7 +38,8 @@ public struct StopSettings: Sendable, Equatable {
     public var budget: Duration = .seconds(25)
     /// `MinimumRequestSec=`: no request starts when less than this remains of the budget.
     public var minimumRequest: Duration = .seconds(1)
-    /// `MaxConcurrentRequests=`: calls in flight at once; also connections per host.
+    /// `MaxConcurrentRequests=`: calls in flight at once (which bounds connections per host too;
+    /// see `MaxConnectionsPerHost=`).
     public var maxConcurrentRequests = 256
     /// `RetryDelaySec=`: the first retry's backoff; doubled each retry, with jitter.
     public var retryDelay: Duration = .milliseconds(250)
@@ -103,6 +104,20 @@ public struct EndpointConfiguration: Sendable, Equatable {
     public var tokenCredential: String?
     /// `CAFile=`: a private CA bundle to verify the server against.
     public var caFile: String?
+    /// `HTTPVersion=`: `auto` (HTTP/2 where an https server offers it, else 1.1), `1.1` or `2`.
+    public var httpVersion: HTTPRequest.Version = .automatic
+    /// `Proxy=`: `http://`, `https://` or `socks5h://host:port`; nil: no proxy, whatever the
+    /// environment says.
+    public var proxy: String?
+    /// `NoProxy=`: hosts reached directly although `Proxy=` is set (comma-separated, libcurl's
+    /// `NOPROXY` syntax); empty: none.
+    public var noProxy = ""
+    /// `ProxyCredential=`: a systemd credential holding `user:password` for the proxy.
+    public var proxyCredential: String?
+    /// `MaxConnectionsPerHost=`: calls in flight (so connections open) to this endpoint's host
+    /// and port at once; nil: bounded by `MaxConcurrentRequests=` only. Endpoints sharing a host
+    /// share the smallest value.
+    public var maxConnectionsPerHost: Int?
 
     /// Creates an endpoint with defaults for everything but its name and URL.
     public init(name: String, url: String) {

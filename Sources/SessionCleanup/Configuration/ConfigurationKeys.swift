@@ -80,6 +80,22 @@ enum ConfigurationKeys {
             settings.tokenCredential = item.value.isEmpty ? nil : item.value
         },
         ConfigKey("CAFile") { $0.caFile = try $1.absolutePathOrNone() },
+        ConfigKey("HTTPVersion") { settings, item in
+            settings.httpVersion = HTTPRequest.Version(rawValue: try item.choice(["auto", "1.1", "2"])) ?? .automatic
+        },
+        ConfigKey("MaxConnectionsPerHost") {
+            $0.maxConnectionsPerHost = $1.value.isEmpty ? nil : try $1.integer(in: 1...4096)
+        },
+        ConfigKey("Proxy") { $0.proxy = try proxyURL($1) },
+        ConfigKey("NoProxy") {
+            $0.noProxy = $1.value.split(whereSeparator: { $0 == "," || $0 == " " }).joined(separator: ",")
+        },
+        ConfigKey("ProxyCredential") { settings, item in
+            guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
+                throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
+            }
+            settings.proxyCredential = item.value.isEmpty ? nil : item.value
+        },
         ConfigKey("Token") { _, item in throw secretRefused(item) },
         ConfigKey("Authorization") { _, item in throw secretRefused(item) },
     ]
@@ -120,6 +136,14 @@ enum ConfigurationKeys {
                     file: file, line: line,
                     "[Endpoint] '\(settings.name)' never sends the session: put {session} in URL=, Body= or a Header="))
         }
+        if settings.proxy == nil, settings.proxyCredential != nil || !settings.noProxy.isEmpty {
+            let key = settings.proxyCredential != nil ? "ProxyCredential" : "NoProxy"
+            let location = endpoint.assigned[key]
+            problems.append(
+                ConfigurationProblem(
+                    file: location?.file ?? file, line: location?.line ?? line,
+                    "[Endpoint] '\(settings.name)' has \(key)= but no Proxy="))
+        }
         if settings.body != nil && settings.method == "GET" {
             let body = endpoint.assigned["Body"]
             problems.append(
@@ -152,6 +176,28 @@ enum ConfigurationKeys {
                     + "the URL is; put a token in TokenCredential= instead")
         }
         return url
+    }
+
+    /// `Proxy=`: `http://`, `https://` or `socks5h://` and a host, an optional port, nothing
+    /// else; a user name or password is refused (it goes in `ProxyCredential=`).
+    private static func proxyURL(_ item: ConfigAssignment) throws(ConfigurationProblem) -> String? {
+        guard !item.value.isEmpty else { return nil }
+        guard !item.value.contains("@") else {
+            throw item.problem(
+                "invalid Proxy=: a user name or password in it would be shown wherever the proxy is; "
+                    + "put user:password in a credential named by ProxyCredential= instead")
+        }
+        let expected = "http://, https:// or socks5h:// and a host, e.g. http://proxy.example:3128"
+        let lower = item.value.lowercased()
+        guard let scheme = ["http://", "https://", "socks5h://"].first(where: { lower.hasPrefix($0) }) else {
+            throw item.invalid(expected)
+        }
+        var authority = item.value.dropFirst(scheme.count)
+        if authority.hasSuffix("/") { authority = authority.dropLast() }
+        guard !authority.isEmpty, !authority.contains(where: { "/?# \t".contains($0) }),
+            HTTPOrigin(url: "http://" + authority) != nil
+        else { throw item.invalid(expected) }
+        return scheme + authority
     }
 
     /// `Header=`: `Name: value`, the name an HTTP token. (The parser already refused control

@@ -41,7 +41,12 @@ public struct EndSessionCall: Sendable {
     public func request(timeout: Duration, token: String?) -> HTTPRequest {
         let secret = key.exposedSecret
         let endpoint = template.configuration
-        let url = template.urlPieces.joined(separator: Self.percentEncoded(secret))
+        let encoded = Self.percentEncoded(secret)
+        var url = template.urlPieces.first ?? ""
+        for piece in template.urlPieces.dropFirst() {
+            url += encoded
+            url += piece
+        }
         var headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
         if let token { headers.append("Authorization: Bearer \(token)") }
         let body = endpoint.body.map { template -> [UInt8] in
@@ -51,43 +56,41 @@ public struct EndSessionCall: Sendable {
         }
         return HTTPRequest(
             url: url, redactedURL: redactedURL, method: HTTPRequest.Method(rawValue: endpoint.method) ?? .get,
-            headers: headers, body: body, timeout: timeout, caFile: endpoint.caFile)
+            headers: headers, body: body, timeout: timeout, caFile: endpoint.caFile, origin: template.httpOrigin,
+            version: endpoint.httpVersion, proxy: template.proxy, maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
     }
 
-    /// `scheme://host:port` of a URL (the default port filled in), lower-cased.
+    /// `scheme://host:port` of a URL (the default port filled in), lower-cased; the URL itself,
+    /// lower-cased, when it has no origin (``HTTPOrigin/init(url:)``).
     public static func origin(of url: String) -> String {
-        let lower = url.lowercased()
-        let scheme = lower.hasPrefix("https://") ? "https" : "http"
-        let rest = lower.dropFirst(scheme.count + 3)
-        var authority = String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
-        if let at = authority.lastIndex(of: "@") { authority = String(authority[authority.index(after: at)...]) }
-        let hasPort: Bool
-        if authority.hasPrefix("[") {
-            hasPort = authority.contains("]:")
-        } else {
-            hasPort = authority.contains(":")
-        }
-        return "\(scheme)://\(authority)\(hasPort ? "" : (scheme == "https" ? ":443" : ":80"))"
+        HTTPOrigin(url: url)?.description ?? url.lowercased()
     }
 
     /// RFC 3986 percent-encoding of everything but the unreserved characters.
     public static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
+        func isUnreserved(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
                 UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
+                return true
             default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                result += "%"
-                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-                result.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+                return false
             }
         }
-        return result
+        // Keys are mostly tokens that need no encoding: then the text is its own encoding.
+        if text.utf8.allSatisfy(isUnreserved) { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The text escaped for the inside of a JSON string.
@@ -119,15 +122,44 @@ public final class EndpointTemplate: Sendable {
     public let configuration: EndpointConfiguration
     /// `scheme://host:port`.
     public let origin: String
+    /// The same, parsed: what the engine pools connections by (nil if the URL has no origin).
+    public let httpOrigin: HTTPOrigin?
     /// The URL with the key hidden.
     public let redactedURL: String
     /// The URL split at each `{session}`.
     let urlPieces: [String]
+    /// The proxy calls go through (with its credential), or nil.
+    let proxy: HTTPProxy?
+    /// Why no call to this endpoint can be made — a credential it names is missing or
+    /// malformed — or nil. Never contains a credential's contents.
+    public let unavailable: String?
 
-    /// Prepares `configuration`.
-    public init(_ configuration: EndpointConfiguration) {
+    /// Prepares `configuration`, with systemd credentials' contents by name (``CredentialReader``):
+    /// its `TokenCredential=` and `ProxyCredential=` are looked up there.
+    public init(_ configuration: EndpointConfiguration, credentials: [String: String] = [:]) {
         self.configuration = configuration
-        origin = EndSessionCall.origin(of: configuration.url)
+        var unavailable: String?
+        if let name = configuration.tokenCredential, credentials[name] == nil {
+            unavailable = "credential '\(name)' for endpoint '\(configuration.name)' is unavailable"
+        }
+        var credential: HTTPProxy.Credential?
+        if let name = configuration.proxyCredential {
+            if let text = credentials[name], let colon = text.firstIndex(of: ":"), colon != text.startIndex {
+                credential = HTTPProxy.Credential(
+                    user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+            } else {
+                let problem = credentials[name] == nil ? "is unavailable" : "does not hold user:password"
+                unavailable = "proxy credential '\(name)' for endpoint '\(configuration.name)' \(problem)"
+            }
+        }
+        self.unavailable = unavailable
+        proxy = configuration.proxy.map {
+            HTTPProxy(url: $0, noProxy: configuration.noProxy, credential: credential)
+        }
+        let parsed = HTTPOrigin(url: configuration.url)
+        // A key in the host or port makes every call's origin its own: the engine parses those.
+        httpOrigin = parsed.flatMap { $0.host.contains(EndSessionCall.placeholder) ? nil : $0 }
+        origin = parsed?.description ?? configuration.url.lowercased()
         redactedURL = configuration.url.replacing(EndSessionCall.placeholder, with: EndSessionCall.redaction)
         urlPieces = configuration.url.split(separator: EndSessionCall.placeholder, omittingEmptySubsequences: false)
             .map(String.init)

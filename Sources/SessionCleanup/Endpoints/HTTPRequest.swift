@@ -16,8 +16,24 @@ public struct HTTPRequest: Sendable {
         case delete = "DELETE"
     }
 
+    /// Which HTTP version a request may use.
+    public enum Version: String, Sendable, CaseIterable {
+        /// HTTP/2 where an `https` server offers it by ALPN, else HTTP/1.1 (plain `http` is
+        /// HTTP/1.1). The default.
+        case automatic = "auto"
+        /// HTTP/1.1 only.
+        case http1_1 = "1.1"
+        /// HTTP/2: without negotiation over plain `http` (prior knowledge, h2c); over `https`
+        /// offered first by ALPN (libcurl always offers http/1.1 as well, so a server without
+        /// HTTP/2 still gets an HTTP/1.1 request).
+        case http2 = "2"
+    }
+
     /// The full URL, `http` or `https` only. Secret-bearing: never logged.
     public var url: String
+    /// The URL's origin, when the caller has already worked it out (``EndSessionCall`` does, once
+    /// per endpoint); nil: the engine parses the URL itself.
+    public var origin: HTTPOrigin?
     /// What messages say instead of ``url``, e.g. `https://auth.example/user/…/endsession`.
     public var redactedURL: String
     /// The method. Default `GET`.
@@ -41,6 +57,14 @@ public struct HTTPRequest: Sendable {
     /// stops there (see ``HTTPResult/Outcome/response(status:body:truncated:retryAfter:)``).
     /// Default 64 KiB.
     public var maxReplyBytes: Int
+    /// The HTTP version to use. Default ``Version/automatic``.
+    public var version: Version
+    /// The proxy to go through. Default nil: none, whatever the environment says.
+    public var proxy: HTTPProxy?
+    /// At most this many of the engine's transfers to this request's origin run at once (and so
+    /// at most this many connections are open to it); the smallest value any request for the
+    /// origin gave applies. Default nil: only the engine's own limits.
+    public var maxConnectionsPerHost: Int?
 
     /// The default reply cap: 64 KiB.
     public static let defaultMaxReplyBytes = 64 * 1024
@@ -55,9 +79,17 @@ public struct HTTPRequest: Sendable {
         timeout: Duration = .seconds(20),
         connectTimeout: Duration? = nil,
         caFile: String? = nil,
-        maxReplyBytes: Int = HTTPRequest.defaultMaxReplyBytes
+        maxReplyBytes: Int = HTTPRequest.defaultMaxReplyBytes,
+        origin: HTTPOrigin? = nil,
+        version: Version = .automatic,
+        proxy: HTTPProxy? = nil,
+        maxConnectionsPerHost: Int? = nil
     ) {
         self.url = url
+        self.origin = origin
+        self.version = version
+        self.proxy = proxy
+        self.maxConnectionsPerHost = maxConnectionsPerHost
         self.redactedURL = redactedURL
         self.method = method
         self.headers = headers
@@ -86,6 +118,8 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
                 "headerCount": headers.count,
                 "bodyBytes": body?.count ?? 0,
                 "timeout": timeout,
+                "version": version.rawValue,
+                "proxy": proxy?.description as Any,
             ],
             displayStyle: .struct)
     }

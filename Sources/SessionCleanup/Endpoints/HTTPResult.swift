@@ -18,12 +18,15 @@ public struct HTTPResult: Sendable {
     /// True when the transfer used a connection kept alive from an earlier one (no new
     /// connect, so no new TCP or TLS handshake).
     public var reusedConnection: Bool
+    /// The HTTP version the reply came in (`1.0`, `1.1` or `2`); nil without a reply.
+    public var httpVersion: String?
 
     /// Creates a result.
-    public init(outcome: Outcome, duration: Duration, reusedConnection: Bool) {
+    public init(outcome: Outcome, duration: Duration, reusedConnection: Bool, httpVersion: String? = nil) {
         self.outcome = outcome
         self.duration = duration
         self.reusedConnection = reusedConnection
+        self.httpVersion = httpVersion
     }
 
     /// The HTTP status, when the server answered.

@@ -130,7 +130,7 @@ public final class Daemon {
             loop: loop, journal: journal)
         let settings = configuration.current
         DescriptorLimit.raise(
-            toFit: settings.stop.maxConcurrentRequests + ControlServer.Limits().maxClients + 64,
+            toFit: HTTPEngine.Limits(settings).maxConnections + ControlServer.Limits().maxClients + 64,
             maxConcurrentRequests: settings.stop.maxConcurrentRequests, journal: journal)
         let (controlServer, activated) = try ControlSocketSetup.open(
             paths: paths, control: settings.control, loop: loop, handler: requests, journal: journal)

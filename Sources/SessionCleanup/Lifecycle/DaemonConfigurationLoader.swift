@@ -1,6 +1,6 @@
 /// The configuration as the daemon loads it, at start and at every reload: the files (with
 /// ``ConfigurationLoader``), then what only the daemon, inside its unit, can check — that every
-/// `TokenCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
+/// `TokenCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
 /// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed.
 public enum DaemonConfigurationLoader {
     /// Loads and checks; throws the first problem of the files, or every missing credential.
@@ -11,20 +11,30 @@ public enum DaemonConfigurationLoader {
         return (configuration, files)
     }
 
-    /// Throws when a `TokenCredential=` cannot be read from `directory`, naming each such credential
-    /// and the endpoints that use it (never a token's value).
+    /// Throws when a `TokenCredential=` or `ProxyCredential=` cannot be read from `directory` (or a
+    /// proxy credential is not `user:password`), naming each such credential and the endpoints
+    /// that use it (never its value).
     public static func checkCredentials(of configuration: Configuration, in directory: String?)
         throws(ConfigurationError)
     {
         var problems: [String] = []
         var seen: Set<String> = []
-        for endpoint in configuration.endpoints {
-            guard let credential = endpoint.tokenCredential, seen.insert(credential).inserted else { continue }
-            do {
-                _ = try CredentialReader.token(named: credential, in: directory)
-            } catch {
-                let users = configuration.endpoints.filter { $0.tokenCredential == credential }.map(\.name)
-                problems.append("[Endpoint] \(users.joined(separator: ", ")) TokenCredential=\(credential): \(error)")
+        let kinds: [(key: String, name: (EndpointConfiguration) -> String?)] = [
+            ("TokenCredential", \.tokenCredential), ("ProxyCredential", \.proxyCredential),
+        ]
+        for (key, name) in kinds {
+            for endpoint in configuration.endpoints {
+                guard let credential = name(endpoint), seen.insert(key + credential).inserted else { continue }
+                do {
+                    let text = try CredentialReader.token(named: credential, in: directory)
+                    if key == "ProxyCredential", !text.dropFirst().contains(":") {
+                        throw ConfigurationError(
+                            file: "", line: 0, "credential '\(credential)' must hold user:password")
+                    }
+                } catch {
+                    let users = configuration.endpoints.filter { name($0) == credential }.map(\.name)
+                    problems.append("[Endpoint] \(users.joined(separator: ", ")) \(key)=\(credential): \(error)")
+                }
             }
         }
         guard !problems.isEmpty else { return }

@@ -17,7 +17,8 @@ enum DescriptorLimit {
                 JournalEntry(
                     .warning,
                     "Only \(limit.rlim_cur) file descriptors allowed; MaxConcurrentRequests="
-                        + "\(maxConcurrentRequests) and the control socket want \(needed): raise LimitNOFILE=",
+                        + "\(maxConcurrentRequests) (with an idle connection kept per endpoint host) and the control "
+                        + "socket want \(needed): raise LimitNOFILE=",
                     [JournalField(.event, "descriptor-limit")]))
         }
     }

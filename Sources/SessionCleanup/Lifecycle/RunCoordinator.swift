@@ -24,8 +24,10 @@ final class RunCoordinator {
     private let configuration: ActiveConfiguration
     private let credentialsDirectory: String?
     private var engine: HTTPEngine?
-    /// The `MaxConcurrentRequests=` the engine was made with.
-    private var engineLimit = 0
+    /// The limits the engine was made with.
+    private var engineLimits: HTTPEngine.Limits?
+    /// Engine-internal failures journaled for the current engine (the rest are counted).
+    private var engineErrors = 0
     private var sessionsBeingEnded: Set<SessionID> = []
     /// Replies to `end` requests, by run, answered when the run finishes (or the stop run takes over).
     private var endReplies: [ObjectIdentifier: (ControlResponse) -> Void] = [:]
@@ -122,14 +124,18 @@ final class RunCoordinator {
 
     private func makeRun(_ kind: CleanupRun.Kind, sessions: [Session], budget: StopBudget) -> CleanupRun? {
         let settings = configuration.current
-        let limit = settings.stop.maxConcurrentRequests
-        // The engine's connection limits follow MaxConcurrentRequests=: after a reload changed
-        // it, a new engine serves the next run that starts while no other uses the old one.
-        if engineLimit != limit, backgroundRuns.isEmpty, stopRun == nil { engine = nil }
+        let limits = HTTPEngine.Limits(settings)
+        // The engine's limits follow MaxConcurrentRequests= and the endpoints' hosts: after a
+        // reload changed them, a new engine serves the next run that starts while no other run
+        // uses the old one (the stop run abandons the background runs first).
+        if engineLimits != limits, backgroundRuns.isEmpty, stopRun == nil { engine = nil }
         do {
             if engine == nil {
-                engine = try HTTPEngine(loop: loop, maxConnectionsPerHost: limit, maxTotalConnections: limit)
-                engineLimit = limit
+                let created = try HTTPEngine(loop: loop, limits: limits)
+                engineErrors = 0
+                created.onInternalError = { [weak self] error in self?.engineFailedInternally(error) }
+                engine = created
+                engineLimits = limits
             }
         } catch {
             journal.record(
@@ -151,10 +157,12 @@ final class RunCoordinator {
         return run
     }
 
-    /// Bearer tokens of the endpoints that use one; a missing credential is reported once per run.
+    /// The credentials the endpoints name (bearer tokens, proxy user:password), by name; a missing
+    /// one is reported once per run.
     private func readTokens() -> [String: String] {
         var tokens: [String: String] = [:]
-        for credential in Set(configuration.current.endpoints.compactMap(\.tokenCredential)) {
+        let endpoints = configuration.current.endpoints
+        for credential in Set(endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)) {
             do {
                 tokens[credential] = try CredentialReader.token(named: credential, in: credentialsDirectory)
             } catch {
@@ -165,6 +173,20 @@ final class RunCoordinator {
             }
         }
         return tokens
+    }
+
+    /// Journals an engine-internal failure (a libcurl callback or `curl_multi_socket_action`
+    /// that failed; its transfers still end, by their timeout at the latest): the first ten of
+    /// an engine, then one note that further ones are not journaled.
+    private func engineFailedInternally(_ error: HTTPEngineError) {
+        engineErrors += 1
+        guard engineErrors <= 11 else { return }
+        let text =
+            engineErrors <= 10
+            ? "HTTP engine failure: \(error); the calls it affected end by their timeout at the latest"
+            : "HTTP engine failures continue; no more are journaled until the engine is rebuilt"
+        journal.record(
+            JournalEntry(.warning, text, [JournalField(.event, "engine-error"), JournalField(.error, "\(error)")]))
     }
 
     /// Keeps the report for `status` and journals its summary.

@@ -145,7 +145,7 @@ public final class CleanupRun {
         self.tokens = tokens
         report = RunReport(kind: kind)
         var byName: [String: EndpointTemplate] = [:]
-        for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint) }
+        for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
         self.sessions.reserveCapacity(sessions.count)
         for session in sessions {
             let index = self.sessions.count
@@ -171,11 +171,8 @@ public final class CleanupRun {
                 finish(index, .failed(cause: "endpoint '\(calls[index].endpointName)' is not configured"))
                 continue
             }
-            if let credential = endSession.endpoint.tokenCredential, tokens[credential] == nil {
-                finish(
-                    index,
-                    .failed(
-                        cause: "credential '\(credential)' for endpoint '\(endSession.endpoint.name)' is unavailable"))
+            if let cause = endSession.template.unavailable {
+                finish(index, .failed(cause: cause))
                 continue
             }
             queue.append(index)

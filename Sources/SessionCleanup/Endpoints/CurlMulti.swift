@@ -1,0 +1,198 @@
+import CCurl
+
+/// libcurl's multi interface (socket-callback flavour) on an ``EventLoop``: libcurl says which
+/// descriptors to watch and when to wake it, the loop does the waiting, and every finished
+/// transfer is handed to ``onFinished`` after `curl_multi_socket_action` has returned — never
+/// from inside a libcurl callback. Owns the multi handle and the share (TLS sessions and DNS)
+/// its transfers use.
+///
+/// Idle (no transfer in libcurl) it has no descriptor and no timer registered with the loop.
+final class CurlMulti {
+    /// The loop it runs in.
+    let loop: EventLoop
+    private let multi: UnsafeMutableRawPointer
+    private let share: OpaquePointer
+    /// Descriptors libcurl asked to have watched, all registered with the loop.
+    private var watched: Set<Int32> = []
+    /// The loop timer standing in for libcurl's single timer, and when it fires.
+    private var timer: EventLoop.TimerID?
+    private var timerDeadline: MonotonicInstant?
+    /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; may be later than
+    /// `timerDeadline` (the timer is then re-armed when it fires instead of being moved).
+    private var curlDeadline: MonotonicInstant?
+
+    /// Runs for each finished transfer: its easy handle and libcurl's result. The handle is
+    /// still in the multi handle; ``remove(_:)`` it.
+    var onFinished: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
+    /// Runs when libcurl or the loop failed inside a callback or `curl_multi_socket_action`
+    /// (they cannot throw). The transfers it affected still finish, by their timeout at the
+    /// latest.
+    var onInternalError: (HTTPEngineError) -> Void = { _ in }
+    /// Runs after every `curl_multi_socket_action` and the completions it reported.
+    var onActionDone: () -> Void = {}
+
+    /// A multi handle with `limits`, on `loop`. libcurl must be loaded (``HTTPEngine`` does it).
+    init(loop: EventLoop, limits: HTTPEngine.Limits) throws {
+        guard let multi = ccurl_multi_init() else {
+            throw HTTPEngineError("curl_multi_init", detail: "libcurl could not allocate a multi handle")
+        }
+        var shareError = CURLSHE_OK
+        guard let share = ccurl_share_new(&shareError) else {
+            ccurl_multi_cleanup(multi)
+            throw HTTPEngineError("curl_share_init", detail: String(cString: ccurl_share_strerror(shareError)))
+        }
+        // No total or per-host connection limit in libcurl: the engine bounds transfers itself,
+        // and a total limit reached closes another origin's idle connection at every start.
+        let settings: [(CURLMoption, Int, String)] = [
+            (CURLMOPT_MAX_TOTAL_CONNECTIONS, 0, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
+            (CURLMOPT_MAX_HOST_CONNECTIONS, 0, "CURLMOPT_MAX_HOST_CONNECTIONS"),
+            (CURLMOPT_MAXCONNECTS, limits.maxConnections, "CURLMOPT_MAXCONNECTS"),
+            (CURLMOPT_MAX_CONCURRENT_STREAMS, limits.maxStreamsPerConnection, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
+            (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
+        ]
+        for (option, value, name) in settings {
+            let rc = ccurl_multi_set_long(multi, option, value)
+            guard rc == CURLM_OK else {
+                ccurl_multi_cleanup(multi)
+                ccurl_share_free(share)
+                throw HTTPEngineError("curl_multi_setopt", detail: "\(name): \(Self.text(of: rc))")
+            }
+        }
+        self.loop = loop
+        self.multi = multi
+        self.share = share
+        // From here on a throw runs deinit, which cleans up the multi handle.
+        let rc = ccurl_multi_set_callbacks(
+            multi,
+            { _, fd, what, driver, _ in
+                guard let driver else { return -1 }
+                return Unmanaged<CurlMulti>.fromOpaque(driver).takeUnretainedValue().curlWantsSocket(fd, what)
+            },
+            { _, milliseconds, driver in
+                guard let driver else { return -1 }
+                Unmanaged<CurlMulti>.fromOpaque(driver).takeUnretainedValue().curlWantsTimer(milliseconds)
+                return 0
+            },
+            Unmanaged.passUnretained(self).toOpaque())
+        guard rc == CURLM_OK else {
+            throw HTTPEngineError("curl_multi_setopt", detail: "socket and timer callbacks: \(Self.text(of: rc))")
+        }
+    }
+
+    deinit {
+        // libcurl closes kept-alive connections in cleanup; it must not call back into a
+        // half-destroyed driver, so detach first and unregister what is left by hand.
+        _ = ccurl_multi_set_callbacks(multi, nil, nil, nil)
+        ccurl_multi_cleanup(multi)
+        ccurl_share_free(share)
+        for fd in watched { loop.unwatch(fd) }
+        if let timer { loop.cancel(timer) }
+    }
+
+    /// The CURLSH every transfer of this multi handle should use.
+    var shareHandle: UnsafeMutableRawPointer? { ccurl_share_handle(share) }
+
+    /// Descriptors registered with the loop (0 when idle).
+    var watchedDescriptorCount: Int { watched.count }
+
+    /// Whether a loop timer is scheduled for libcurl.
+    var hasScheduledTimer: Bool { timer != nil }
+
+    /// Hands an easy handle to libcurl; libcurl asks for a timer at once, and starts it when that
+    /// fires (on the loop's next turn).
+    func add(_ easy: UnsafeMutableRawPointer?) -> CURLMcode { ccurl_multi_add_handle(multi, easy) }
+
+    /// Takes an easy handle back (finished or not); its connection stays in the pool if reusable.
+    func remove(_ easy: UnsafeMutableRawPointer?) { ccurl_multi_remove_handle(multi, easy) }
+
+    // MARK: libcurl callbacks
+
+    /// CURLMOPT_SOCKETFUNCTION: libcurl wants `fd` watched for `what`, or no longer watched.
+    private func curlWantsSocket(_ fd: Int32, _ what: Int32) -> Int32 {
+        if what == Int32(CCURL_POLL_REMOVE) {
+            if watched.remove(fd) != nil { loop.unwatch(fd) }
+            return 0
+        }
+        let readable = what & Int32(CCURL_POLL_IN) != 0
+        let writable = what & Int32(CCURL_POLL_OUT) != 0
+        do {
+            if watched.contains(fd) {
+                try loop.update(fd, readable: readable, writable: writable)
+            } else {
+                try loop.watch(fd, readable: readable, writable: writable) { [unowned self] readiness in
+                    self.socketReady(fd, readiness)
+                }
+                watched.insert(fd)
+            }
+            return 0
+        } catch {
+            // libcurl fails the transfers on this socket (CURLM_ABORTED_BY_CALLBACK).
+            onInternalError(HTTPEngineError("watch socket", detail: "\(error)"))
+            return -1
+        }
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`
+    /// after `milliseconds` (0: as soon as possible, -1: never). It is never called from here:
+    /// a loop timer does it, even for 0, so libcurl is not re-entered from its own callback.
+    private func curlWantsTimer(_ milliseconds: Int) {
+        guard milliseconds >= 0 else {
+            curlDeadline = nil
+            disarmTimer()
+            return
+        }
+        let deadline = loop.clock.now().advanced(by: .milliseconds(milliseconds))
+        curlDeadline = deadline
+        // libcurl moves its timer often; a loop timer that fires no later can stay and re-arm.
+        if let timerDeadline, timerDeadline <= deadline { return }
+        disarmTimer()
+        armTimer(at: deadline)
+    }
+
+    private func armTimer(at deadline: MonotonicInstant) {
+        timerDeadline = deadline
+        timer = loop.schedule(at: deadline) { [unowned self] in self.timerFired() }
+    }
+
+    private func disarmTimer() {
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        timerDeadline = nil
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerDeadline = nil
+        guard let due = curlDeadline else { return }
+        if loop.clock.now() < due {
+            armTimer(at: due)
+            return
+        }
+        curlDeadline = nil
+        socketAction(Int32(CCURL_SOCKET_TIMEOUT), 0)
+    }
+
+    private func socketReady(_ fd: Int32, _ readiness: EventLoop.Readiness) {
+        var mask: Int32 = 0
+        if readiness.readable { mask |= Int32(CCURL_CSELECT_IN) }
+        if readiness.writable { mask |= Int32(CCURL_CSELECT_OUT) }
+        if readiness.failed { mask |= Int32(CCURL_CSELECT_ERR) }
+        socketAction(fd, mask)
+    }
+
+    private func socketAction(_ fd: Int32, _ mask: Int32) {
+        var running: Int32 = 0
+        let rc = ccurl_multi_socket_action(multi, fd, mask, &running)
+        if rc != CURLM_OK {
+            onInternalError(HTTPEngineError("curl_multi_socket_action", detail: Self.text(of: rc)))
+        }
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        while ccurl_multi_next_done(multi, &easy, &code) != 0 {
+            if let easy { onFinished(easy, code) }
+        }
+        onActionDone()
+    }
+
+    private static func text(of code: CURLMcode) -> String { String(cString: ccurl_multi_strerror(code)) }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+
+@testable import SessionCleanup
+
+/// The engine against Debian's nginx on 127.0.0.1: HTTP/2 by ALPN, `HTTPVersion` pinning,
+/// multiplexing on few connections, and TLS sessions resumed across the engine's handles.
+final class EngineHTTP2AndTLSTests: XCTestCase {
+    private var loop: EventLoop!
+    private var ca: TestCertificateAuthority!
+
+    override func setUpWithError() throws {
+        loop = try EventLoop()
+        ca = try TestCertificateAuthority()
+    }
+
+    override func tearDown() {
+        loop = nil
+        ca = nil
+    }
+
+    private func request(_ server: NginxServer, _ path: String, version: HTTPRequest.Version = .automatic)
+        -> HTTPRequest
+    {
+        HTTPRequest(
+            url: server.base + path, redactedURL: path, timeout: .seconds(10), caFile: ca.caFile, version: version)
+    }
+
+    /// Runs `requests` all at once to completion.
+    private func run(_ engine: HTTPEngine, _ requests: [HTTPRequest]) throws -> [HTTPResult] {
+        var results: [HTTPResult] = []
+        for request in requests { try engine.start(request) { results.append($0) } }
+        let deadline = loop.clock.now().advanced(by: .seconds(20))
+        while results.count < requests.count {
+            guard loop.clock.now() < deadline else { throw TestSetupError("transfers did not finish in 20 s") }
+            try loop.runOnce(maximumWait: .milliseconds(50))
+        }
+        return results
+    }
+
+    func testHTTP2IsNegotiatedWhereOfferedAndHTTPVersion11PinsHTTP1() throws {
+        let h2 = try NginxServer(mode: .http2, certificate: ca.server)
+        let h1 = try NginxServer(mode: .https, certificate: ca.server)
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 8))
+        let results = try run(
+            engine, [request(h2, "/auto"), request(h2, "/pinned", version: .http1_1), request(h1, "/offered-none")])
+        XCTAssertEqual(results.map(\.status), [200, 200, 200])
+        let logged = h2.requests(atLeast: 2) + h1.requests(atLeast: 1)
+        let byPath = Dictionary(uniqueKeysWithValues: logged.map { ($0.path, $0.httpVersion) })
+        XCTAssertEqual(byPath, ["/auto": "HTTP/2.0", "/pinned": "HTTP/1.1", "/offered-none": "HTTP/1.1"])
+        XCTAssertEqual(Set(results.compactMap(\.httpVersion)), ["2", "1.1"])
+    }
+
+    func testManyTransfersToAnHTTP2OriginShareAConnectionPerHundredStreams() throws {
+        let server = try NginxServer(mode: .http2, certificate: ca.server)
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 150))
+        let results = try run(engine, (0..<150).map { request(server, "/many/\($0)") })
+        XCTAssertEqual(results.filter { $0.status == 200 }.count, 150)
+        let logged = server.requests(atLeast: 150)
+        XCTAssertEqual(logged.count, 150)
+        XCTAssertTrue(logged.allSatisfy { $0.httpVersion == "HTTP/2.0" })
+        // 150 at once need two connections of 100 streams; a fast local server may free
+        // streams in time for one to do.
+        var perConnection: [String: Int] = [:]
+        for entry in logged { perConnection[entry.connection, default: 0] += 1 }
+        XCTAssertLessThanOrEqual(Set(logged.map(\.connection)).count, 2, "\(perConnection) \(logged.map(\.connection))")
+    }
+
+    func testAnHTTP1OnlyTLSOriginGetsAConnectionPerTransferInFlightAfterItsProbe() throws {
+        let server = try EndSessionServer(latencyMilliseconds: 200, certificate: ca.server)
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 20))
+        let base = server.endSessionURL
+        let requests = (0..<20).map {
+            HTTPRequest(
+                url: base.replacing("{session}", with: "ok-h1-\($0)"), redactedURL: "h1", timeout: .seconds(10),
+                caFile: ca.caFile)
+        }
+        let started = loop.clock.now()
+        let results = try run(engine, requests)
+        let elapsed = loop.clock.now().duration(since: started)
+        XCTAssertEqual(results.filter { $0.status == 200 }.count, 20)
+        XCTAssertEqual(Set(results.compactMap(\.httpVersion)), ["1.1"])
+        // The probe's connection serves one more; the other 18 each need their own.
+        XCTAssertEqual((try server.stats()["connections"] as? Int).map { $0 - 1 }, 19)
+        XCTAssertLessThan(elapsed, .milliseconds(1200), "the probe's reply, then all the others at once")
+    }
+
+    func testAReconnectResumesTheTLSSessionOfAnotherHandle() throws {
+        // nginx closes each connection after one request: every request needs a new one.
+        let server = try NginxServer(mode: .https, certificate: ca.server, keepaliveRequests: 1)
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 4))
+        for index in 0..<3 { XCTAssertEqual(try run(engine, [request(server, "/r\(index)")]).first?.status, 200) }
+        // Three at once: each runs on its own handle, which must take the session from the share.
+        XCTAssertEqual(try run(engine, (3..<6).map { request(server, "/r\($0)") }).map(\.status), [200, 200, 200])
+        let logged = server.requests(atLeast: 6)
+        XCTAssertEqual(Set(logged.map(\.connection)).count, 6)
+        XCTAssertEqual(logged.map(\.tlsResumed), [false, true, true, true, true, true])
+    }
+}

@@ -1,0 +1,65 @@
+import XCTest
+
+@testable import SessionCleanup
+
+final class MultiplexPlannerTests: XCTestCase {
+    func testPlainHTTPIsNeverHeldOrWaiting() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        XCTAssertFalse(planner.handing(1, origin: 0, mayMultiplex: false, running: 1))
+        XCTAssertNil(planner.limit(0))
+        XCTAssertTrue(planner.awaited.isEmpty)
+    }
+
+    func testTheFirstTransferProbesAloneUntilItsReplyTellsTheVersion() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        XCTAssertFalse(planner.handing(1, origin: 0, mayMultiplex: true, running: 1), "the probe opens a connection")
+        XCTAssertEqual(planner.limit(0), 1)
+        XCTAssertEqual(planner.awaited, [0: 1])
+        planner.connected(1, origin: 0, opened: true)
+        XCTAssertEqual(planner.limit(0), 1, "a connection alone does not tell the version")
+    }
+
+    func testAnHTTP2ReplyOpensFurtherConnectionsOneAtATime() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.finished(1, origin: 0, version: "2", opened: true)
+        XCTAssertEqual(planner.limit(0), 101, "one connection's streams plus one opener")
+        XCTAssertTrue(planner.handing(2, origin: 0, mayMultiplex: true, running: 100))
+        XCTAssertTrue(planner.awaited.isEmpty, "it fits on the open connection")
+        XCTAssertTrue(planner.handing(3, origin: 0, mayMultiplex: true, running: 101))
+        XCTAssertEqual(planner.awaited, [0: 3], "the 101st opens the next connection")
+        XCTAssertEqual(planner.limit(0), 101, "nobody else starts until that connection is up")
+        planner.connected(3, origin: 0, opened: true)
+        XCTAssertEqual(planner.limit(0), 201)
+        XCTAssertTrue(planner.handing(4, origin: 0, mayMultiplex: true, running: 201))
+        planner.connected(4, origin: 0, opened: false)
+        XCTAssertEqual(planner.limit(0), 201, "an opener libcurl put on an open connection adds no streams")
+    }
+
+    func testAnOpenerThatFailsBeforeItsConnectionLeavesTheCountAsItWas() {
+        var planner = MultiplexPlanner(streamsPerConnection: 10)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.finished(1, origin: 0, version: "2", opened: true)
+        _ = planner.handing(2, origin: 0, mayMultiplex: true, running: 11)
+        planner.finished(2, origin: 0, version: nil, opened: false)
+        XCTAssertEqual(planner.limit(0), 11)
+        XCTAssertTrue(planner.awaited.isEmpty)
+    }
+
+    func testAnHTTP1ReplyLiftsEveryLimitAndWaitingStops() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.finished(1, origin: 0, version: "1.1", opened: true)
+        XCTAssertNil(planner.limit(0))
+        XCTAssertFalse(planner.handing(2, origin: 0, mayMultiplex: true, running: 50))
+    }
+
+    func testAProbeThatFailsBeforeItsConnectionDoesNotHoldTheOthersAgain() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.finished(1, origin: 0, version: nil, opened: false)
+        XCTAssertNil(planner.limit(0))
+        XCTAssertFalse(planner.handing(2, origin: 0, mayMultiplex: true, running: 1))
+        XCTAssertTrue(planner.awaited.isEmpty)
+    }
+}
