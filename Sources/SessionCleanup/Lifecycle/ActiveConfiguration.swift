@@ -5,8 +5,6 @@
 final class ActiveConfiguration {
     /// What a successful reload changed.
     struct Change {
-        /// The configuration that was in force before.
-        let previous: Configuration
         /// Whether `[Control] SocketMode=` or `SocketGroup=` changed: they apply only when the
         /// daemon creates its socket, at start.
         let controlSocketChanged: Bool
@@ -32,6 +30,6 @@ final class ActiveConfiguration {
             || loaded.control.socketGroup != previous.control.socketGroup
         current = loaded
         files = loadedFiles
-        return Change(previous: previous, controlSocketChanged: socketChanged)
+        return Change(controlSocketChanged: socketChanged)
     }
 }

@@ -13,6 +13,7 @@
 #   - `systemctl reload` with a broken drop-in exits non-zero, the daemon still serves; fixed: 0;
 #   - SIGKILL during a stop run of slow calls: the next start ends those sessions, no stop needed;
 #   - upgrade: a state directory a root-run old version left (root-owned) keeps its sessions;
+#   - under a user manager without a user bus (its private socket): restart hands over, stop ends;
 #   - `systemctl poweroff` with sessions: all ended before D-Bus and the network went down.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -272,7 +273,38 @@ check "the 5 sessions of the old state directory are listed" \
 check "state files now 0600 and owned by session-cleanup" \
     sc_eq "$(x sh -c "stat -c '%a %U' $STATE/* | sort -u")" "600 session-cleanup"
 
-# ----------------------------------------------------------- poweroff with sessions (these 5 + 20)
+# ---------------- a daemon under a user manager: asked over the manager's private socket (no user bus)
+# (The rootfs has no pam_systemd to set XDG_RUNTIME_DIR for user@.service: a drop-in does.)
+x sh -c 'mkdir -p /etc/systemd/system/user@.service.d &&
+    printf "[Service]\nEnvironment=XDG_RUNTIME_DIR=/run/user/%%i\n" > /etc/systemd/system/user@.service.d/runtime.conf &&
+    systemctl daemon-reload'
+x loginctl enable-linger alice
+AUID=$(x id -u alice)
+ARUN=/run/user/$AUID
+sc_wait_for 10 x test -S $ARUN/systemd/private
+x sh -c "mkdir -p /home/alice/.config/systemd/user &&
+    printf '[Service]\nType=notify\nExecStart=/usr/bin/session-cleanup daemon --config /home/alice/sc.conf\n' \
+        > /home/alice/.config/systemd/user/sc-user.service &&
+    cp /etc/session-cleanup/session-cleanup.conf /home/alice/sc.conf && chown -R alice:alice /home/alice"
+asu() { as alice env XDG_RUNTIME_DIR=$ARUN "$@"; }
+check "user manager: no user bus (the private socket is the way in)" x test ! -e $ARUN/bus
+check "user manager: systemctl --user start sc-user" asu systemctl --user start sc-user
+srv_reset
+UKEYS=$(new_keys ok- 3)
+while IFS= read -r k; do
+    printf '%s\n' "$k" | asu session-cleanup register --endpoint auth --socket $ARUN/session-cleanup/control.sock >/dev/null
+done <<< "$UKEYS"
+srv_expect "$UKEYS"
+C8=$(cursor)
+check "user manager: systemctl --user restart sc-user" asu systemctl --user restart sc-user
+check "user manager: the restart handed the 3 sessions over" wait_event "$C8" handed-over SESSIONS_TOTAL=3
+check "user manager: 0 end-session calls at the restart" sc_eq "$(srv_calls)" 0
+check "user manager: systemctl --user stop sc-user" asu systemctl --user stop sc-user
+check "user manager: the stop ended the 3 sessions" sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
+check "user manager: STOP_REASON names the user unit's stop job" \
+    sc_has "$(jsel "$(since "$C8")" SESSION_CLEANUP_EVENT=stop-begun)" "sc-user.service has a stop job"
+
+# ---------------------- poweroff with sessions (the 5 of the old state directory + 20 new ones)
 KEYS2=$(new_keys ok- 15; new_keys slow1500- 5)
 IDS2=$(register "$KEYS2" poweroff)
 srv_expect "$KEYS"$'\n'"$KEYS2"
