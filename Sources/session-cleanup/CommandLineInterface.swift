@@ -10,7 +10,8 @@ enum CommandLineInterface {
 
         Verbs:
           daemon [--config PATH]        run the daemon (the unit's ExecStart=)
-          check-config [--config PATH]  validate the configuration and exit (non-zero on errors)
+          check-config [--config PATH] [--no-host-checks]
+                                        validate the configuration and exit (non-zero on errors)
           register --endpoint NAME [--endpoint NAME...] [--label TEXT]
                                         register a session; the key is read from stdin
           unregister ID                 forget a session without ending it
@@ -53,7 +54,8 @@ enum CommandLineInterface {
         do {
             switch verb {
             case "daemon": return try DaemonVerb.run(try Options(rest, flags: [], values: ["--config"]))
-            case "check-config": return try CheckConfigVerb.run(try Options(rest, flags: [], values: ["--config"]))
+            case "check-config":
+                return try CheckConfigVerb.run(try Options(rest, flags: ["--no-host-checks"], values: ["--config"]))
             case "register":
                 return try RegisterVerb.run(
                     try Options(rest, flags: [], values: ["--endpoint", "--label", "--socket"]))

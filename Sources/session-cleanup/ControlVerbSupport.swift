@@ -20,9 +20,12 @@ enum ControlVerbSupport {
     }
 
     /// Sends `request`; returns the response if the daemon said yes, else prints its "no" and
-    /// returns nil. Unreachable daemons throw (the caller prints them; exit status 1).
-    static func perform(_ request: ControlRequest, _ options: Options) throws -> ControlResponse? {
-        let response = try ControlClient(socketPath: socketPath(options)).send(request)
+    /// returns nil. Unreachable daemons, and no reply within `timeout`, throw (the caller prints
+    /// them; exit status 1).
+    static func perform(
+        _ request: ControlRequest, _ options: Options, timeout: Duration = .seconds(30)
+    ) throws -> ControlResponse? {
+        let response = try ControlClient(socketPath: socketPath(options), timeout: timeout).send(request)
         guard response.ok else {
             let code = response.code.map { " [\($0)]" } ?? ""
             printError("session-cleanup: \(response.error ?? "the daemon refused the request")\(code)")

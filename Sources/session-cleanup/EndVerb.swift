@@ -11,7 +11,8 @@ enum EndVerb {
         case (false, 1): target = .session(id: options.positional[0])
         default: throw UsageError("end takes one session ID or --all")
         }
-        guard let response = try ControlVerbSupport.perform(.end(target), options) else { return .refused }
+        guard let response = try ControlVerbSupport.perform(.end(target), options, timeout: try replyTimeout(options))
+        else { return .refused }
         let report = response.report ?? .object([:])
         if options.flags.contains("--json") {
             print(ControlVerbSupport.jsonText(report))
@@ -21,5 +22,14 @@ enum EndVerb {
         // Like the daemon's own exit status: 75 when some sessions could not be ended now.
         if case .integer(let left)? = report["sessions_left"], left > 0 { return .sessionsLeft }
         return .success
+    }
+
+    /// How long to wait for the reply: the daemon answers once its run is over, and that run
+    /// has `[Start] LeftoverBudgetSec=` (60 s by default; `status` says) — the client must not
+    /// give up before the daemon does. Some margin covers recording and committing the outcomes.
+    private static func replyTimeout(_ options: Options) throws -> Duration {
+        let status = try ControlVerbSupport.perform(.status, options)?.status
+        guard case .integer(let budget)? = status?["leftover_budget_usec"], budget > 0 else { return .seconds(90) }
+        return .microseconds(budget) + .seconds(30)
     }
 }

@@ -25,7 +25,10 @@ enum RegisterVerb {
     private static func readKey() throws -> SessionKey {
         let limit = ControlRequest.maxKeyBytes
         let terminal = isatty(STDIN_FILENO) == 1
-        if terminal { writeStderr("Session key (then Enter): ") }
+        // Typed at a terminal, the key is not echoed: it would stay in the scrollback.
+        let hidden = terminal ? HiddenTerminalInput(fd: STDIN_FILENO) : nil
+        defer { hidden?.restore() }
+        if terminal { writeStderr("Session key (then Enter; it is not shown): ") }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         reading: while bytes.count <= limit + 2 {
@@ -36,8 +39,12 @@ enum RegisterVerb {
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
-            if terminal, bytes.contains(UInt8(ascii: "\n")) { break reading }
+            if terminal, bytes.contains(UInt8(ascii: "\n")) || bytes.contains(HiddenTerminalInput.interrupt) {
+                break reading
+            }
         }
+        if terminal { writeStderr("\n") }  // the Enter was not echoed either
+        guard !bytes.contains(HiddenTerminalInput.interrupt) else { throw UsageError("cancelled") }
         if bytes.last == UInt8(ascii: "\n") {
             bytes.removeLast()
             if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }

@@ -10,7 +10,7 @@ final class ConfigurationFilesTests: XCTestCase {
     /// Runs `body` on another thread; fails (instead of hanging the suite) if it takes longer than `limit`.
     private func withinSeconds<T: Sendable>(_ limit: Double, _ body: @escaping @Sendable () -> T) -> T? {
         let done = DispatchSemaphore(value: 0)
-        let result = LockedBox<T?>(nil)
+        let result = LockedValue<T?>(nil)
         Thread.detachNewThread {
             result.value = body()
             done.signal()
@@ -94,15 +94,75 @@ final class ConfigurationFilesTests: XCTestCase {
         XCTAssertEqual(
             configuration.endpoint(named: "auth")?.headers, ["X-Token: Kq7s3cr3t"], "no CR left in the header")
     }
-}
 
-/// A value written on one thread and read on another after a semaphore (which orders them).
-private final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+    // MARK: What check-config checks of the host
+
+    private func endpointWithCA(_ path: String) -> String {
+        "[Endpoint]\nName=auth\nURL=https://127.0.0.1:9/{session}\nCAFile=\(path)\n"
+    }
+
+    func testCheckConfigFindsCAFilesThatAreMissingUnreadableOrNotPEMAndGroupsThatDoNotExist() throws {
+        let scratch = try ScratchDirectory("host")
+        let ca = try TestCertificateAuthority()
+        let garbage = try scratch.write(
+            "garbage.pem", "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")
+        let key = try scratch.write("key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        let main = try scratch.write(
+            "session-cleanup.conf",
+            "[Control]\nSocketGroup=no-such-group-sc\n" + endpointWithCA(scratch.path + "/missing.pem")
+                + endpointWithCA(garbage).replacing("Name=auth", with: "Name=b")
+                + endpointWithCA(key).replacing("Name=auth", with: "Name=c")
+                + endpointWithCA(ca.caFile).replacing("Name=auth", with: "Name=d"))
+        let checked = try BuiltBinary.run(["check-config", "--config", main])
+        XCTAssertEqual(checked.status, 78)
+        let lines = checked.err.split(separator: "\n").map(String.init).filter { !$0.contains("warning:") }
+        XCTAssertEqual(
+            lines,
+            [
+                "session-cleanup: \(main):2: SocketGroup=no-such-group-sc: no such group",
+                "session-cleanup: \(main):6: CAFile= of [Endpoint] 'auth': open \(scratch.path)/missing.pem: "
+                    + "No such file or directory (errno 2)",
+                "session-cleanup: \(main):10: CAFile= of [Endpoint] 'b': certificate 1 is not valid base64 DER",
+                "session-cleanup: \(main):14: CAFile= of [Endpoint] 'c': no PEM certificate in it "
+                    + "(expected -----BEGIN CERTIFICATE----- blocks)",
+                "session-cleanup: configuration invalid: 4 problems",
+            ])
+        // The daemon itself would start with it; the hand-over's check asks just that.
+        XCTAssertEqual(try BuiltBinary.run(["check-config", "--config", main, "--no-host-checks"]).status, 0)
+        let good = try scratch.write("good.conf", endpointWithCA(ca.caFile) + "[Control]\nSocketGroup=root\n")
+        let ok = try BuiltBinary.run(["check-config", "--config", good])
+        XCTAssertEqual(ok.status, 0, ok.err)
+    }
+
+    func testACAFileTheServiceUserCannotReadIsAProblem() throws {
+        let ca = try TestCertificateAuthority()
+        XCTAssertEqual(chmod(ca.caFile, 0o600), 0)
+        XCTAssertEqual(chmod(ca.directory.path, 0o755), 0)
+        let configuration = try ConfigurationLoader.load(files: [("main.conf", Array(endpointWithCA(ca.caFile).utf8))])
+        XCTAssertNil(ConfigurationCheck.caFileProblem(ca.caFile, readableBy: nil), "root reads it")
+        let nobody = (uid: uid_t(65534), gid: gid_t(65534), groups: [gid_t(65534)])
+        XCTAssertEqual(
+            ConfigurationCheck.caFileProblem(ca.caFile, readableBy: nobody),
+            "user 'session-cleanup' cannot read it (mode 600, owner uid \(getuid()), group gid \(getgid()))")
+        XCTAssertEqual(chmod(ca.caFile, 0o644), 0)
+        XCTAssertNil(ConfigurationCheck.caFileProblem(ca.caFile, readableBy: nobody))
+        XCTAssertEqual(chmod(ca.directory.path, 0o700), 0)
+        XCTAssertEqual(
+            ConfigurationCheck.caFileProblem(ca.caFile, readableBy: nobody),
+            "user 'session-cleanup' cannot read it (no search permission on \(ca.directory.path))")
+        XCTAssertEqual(ConfigurationCheck.check(configuration, serviceUser: nil).problems, [])
+    }
+
+    func testABudgetLongerThanAShutdownMayTakeIsRefusedAndALongOneWarned() throws {
+        let scratch = try ScratchDirectory("budget")
+        let days = try scratch.write("days.conf", "[Stop]\nBudgetSec=2d\n")
+        let refused = try BuiltBinary.run(["check-config", "--config", days])
+        XCTAssertEqual(refused.status, 78)
+        XCTAssertTrue(refused.err.contains("\(days):2: invalid BudgetSec=: at most 30min"), refused.err)
+        let long = try scratch.write("long.conf", "[Stop]\nBudgetSec=10min\n")
+        let warned = try BuiltBinary.run(["check-config", "--config", long])
+        XCTAssertEqual(warned.status, 0, warned.err)
+        XCTAssertTrue(
+            warned.err.contains("session-cleanup: warning: \(long):2: BudgetSec= is 600.0 s: every stop"), warned.err)
     }
 }

@@ -183,6 +183,46 @@ final class EndingSessionsTests: XCTestCase {
         XCTAssertEqual(stop(daemon), 0)
     }
 
+    /// `end ID` for a session another run was ending used to answer at once, ok and empty
+    /// (exit 0), even when that run then failed to end it.
+    func testEndingASessionAnotherRunIsEndingWaitsForThatRunsOutcome() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon([("auth", server.endSessionURL)], extra: "[Start]\nLeftoverBudgetSec=5s")
+        let id = try register("hang-stuck", on: daemon)
+        let first = DispatchQueue(label: "first end")
+        let firstResult = LockedValue<(status: Int32, out: String, err: String)?>(nil)
+        let socketPath = daemon.socketPath
+        first.async { firstResult.value = try? BuiltBinary.run(["end", id, "--socket", socketPath]) }
+        let deadline = Date().addingTimeInterval(5)
+        while (try? server.calls(for: "hang-stuck").calls) != 1 && Date() < deadline { usleep(20_000) }
+        let started = Date()
+        let second = try BuiltBinary.run(["end", id, "--json", "--socket", daemon.socketPath])
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 1, "it waited for the first run")
+        XCTAssertEqual(second.status, 75, "the session was not ended: \(second.out) \(second.err)")
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(second.out.utf8)) as? [String: Any])
+        XCTAssertEqual(report["sessions_left"] as? Int, 1)
+        XCTAssertEqual((report["results"] as? [[String: Any]])?.first?["outcome"] as? String, "expired")
+        first.sync {}
+        XCTAssertEqual(firstResult.value?.status, 75)
+        XCTAssertEqual(try server.calls(for: "hang-stuck").calls, 1, "the second end did not call it again")
+        XCTAssertEqual(try BuiltBinary.run(["unregister", id, "--socket", daemon.socketPath]).status, 0)
+        XCTAssertEqual(stop(daemon), 0)
+    }
+
+    /// `end` gave up after 30 s while the daemon's run had 60 s (exit 1, "did not reply",
+    /// while the daemon went on and ended the session).
+    func testEndWaitsForARunLongerThanThirtySeconds() throws {
+        let server = try EndSessionServer()
+        let daemon = try startDaemon(
+            [],
+            extra: "[Start]\nLeftoverBudgetSec=45s\n[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\nTimeoutSec=40s")
+        let id = try register("slow31000-patient", on: daemon)
+        let ended = try BuiltBinary.run(["end", id, "--socket", daemon.socketPath])
+        XCTAssertEqual(ended.status, 0, ended.err)
+        XCTAssertEqual(try server.calls(for: "slow31000-patient").successes, 1)
+        XCTAssertEqual(stop(daemon), 0)
+    }
+
     /// libcurl is dlopened by the first run, not at exec: an idle daemon maps none of it.
     func testLibcurlIsMappedOnlyOnceARunNeedsIt() throws {
         let server = try EndSessionServer()

@@ -22,9 +22,11 @@ final class SessionTableTests: XCTestCase {
                     table.remove(SessionID(rawValue: id)), reference.removeValue(forKey: SessionID(rawValue: id)))
             }
             if step % 7 == 0 {
+                let before = reference[SessionID(rawValue: id)]
                 let updated = table.update(SessionID(rawValue: id)) { $0.attempts += 1 }
+                XCTAssertEqual(updated == nil, before == nil, "updates exactly the sessions it holds")
+                XCTAssertEqual(updated?.attempts, before.map { $0.attempts + 1 })
                 if let updated { reference[updated.id] = updated }
-                XCTAssertEqual(updated == nil, reference[SessionID(rawValue: id)] == nil || updated == nil)
             }
         }
         XCTAssertEqual(table.count, reference.count)

@@ -36,6 +36,9 @@ public struct StopSettings: Sendable, Equatable {
     /// `BudgetSec=`: the time a stop run may take, from SIGTERM to exit. Keep it below the
     /// unit's `TimeoutStopSec=` (30 s); the daemon extends systemd's timeout when it is not.
     public var budget: Duration = .seconds(25)
+    /// The longest `BudgetSec=` accepted: systemd gives a whole poweroff or reboot 30 min
+    /// (`JobTimeoutSec=` of `poweroff.target`/`reboot.target`) before it forces it.
+    public static let maximumBudget: Duration = .seconds(30 * 60)
     /// `MinimumRequestSec=`: no request starts when less than this remains of the budget.
     public var minimumRequest: Duration = .seconds(1)
     /// `MaxConcurrentRequests=`: calls in flight at once (which bounds connections per host too;

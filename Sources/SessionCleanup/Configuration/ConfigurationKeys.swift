@@ -11,7 +11,15 @@ enum ConfigurationKeys {
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
-        ConfigKey("BudgetSec") { $0.budget = try $1.duration(minimum: .milliseconds(100)) },
+        ConfigKey("BudgetSec") { settings, item in
+            let budget = try item.duration(minimum: .milliseconds(100))
+            guard budget <= StopSettings.maximumBudget else {
+                throw item.problem(
+                    "invalid BudgetSec=: at most 30min — at poweroff and reboot systemd waits no longer than that for "
+                        + "the whole shutdown (poweroff.target's JobTimeoutSec=30min) and then forces it")
+            }
+            settings.budget = budget
+        },
         ConfigKey("MinimumRequestSec") { $0.minimumRequest = try $1.duration(minimum: .zero) },
         ConfigKey("MaxConcurrentRequests") { $0.maxConcurrentRequests = try $1.integer(in: 1...4096) },
         ConfigKey("RetryDelaySec") { $0.retryDelay = try $1.duration(minimum: .milliseconds(1)) },

@@ -6,10 +6,27 @@
 /// order of the files and lines. The keys and how their values are read are in
 /// ``ConfigurationKeys``.
 public enum ConfigurationLoader {
+    /// A configuration as read: the files it came from, and where each setting was last assigned.
+    public struct Loaded: Sendable {
+        /// The configuration.
+        public let configuration: Configuration
+        /// The files read, in order.
+        public let files: [String]
+        /// The last assignment of each setting, by `Section.Key` (`Stop.BudgetSec`) and, for an
+        /// endpoint, `Endpoint.NAME.Key` (`Endpoint.auth.CAFile`): for problems found later.
+        public let origins: [String: ConfigAssignment]
+    }
+
     /// Loads the main file at `path` and its drop-ins. A missing main file is an error only when
     /// `required` (an explicit `--config`); otherwise defaults apply.
     /// Returns the configuration and the files read, in order.
     public static func load(path: String, required: Bool) throws(ConfigurationError) -> (Configuration, [String]) {
+        let loaded = try read(path: path, required: required)
+        return (loaded.configuration, loaded.files)
+    }
+
+    /// ``load(path:required:)``, with where each setting was assigned.
+    public static func read(path: String, required: Bool) throws(ConfigurationError) -> Loaded {
         var problems: [ConfigurationProblem] = []
         var paths: [String] = []
         if FileReading.exists(path) {
@@ -32,19 +49,25 @@ public enum ConfigurationLoader {
                 problems.append(ConfigurationProblem(file: file, line: 0, "cannot read: \(error)"))
             }
         }
-        var configuration: Configuration?
+        var loaded: (Configuration, [String: ConfigAssignment])?
         do {
-            configuration = try load(files: files)
+            loaded = try build(files)
         } catch {
             problems += error.problems
         }
-        guard let configuration, problems.isEmpty else { throw ConfigurationError(problems) }
-        return (configuration, paths)
+        guard let loaded, problems.isEmpty else { throw ConfigurationError(problems) }
+        return Loaded(configuration: loaded.0, files: paths, origins: loaded.1)
     }
 
     /// Gives meaning to `files` (path and contents, main file first), as ``load(path:required:)``
     /// does once it has read them.
     public static func load(files: [(path: String, bytes: [UInt8])]) throws(ConfigurationError) -> Configuration {
+        try build(files).0
+    }
+
+    private static func build(_ files: [(path: String, bytes: [UInt8])]) throws(ConfigurationError)
+        -> (Configuration, [String: ConfigAssignment])
+    {
         var problems: [ConfigurationProblem] = []
         var sections: [ConfigSection] = []
         for file in files {
@@ -62,7 +85,7 @@ public enum ConfigurationLoader {
             }
             throw ConfigurationError(sorted.map(\.element))
         }
-        return configuration
+        return (configuration, builder.origins)
     }
 
     /// Accumulates sections in order; each key's last assignment wins, an `[Endpoint]` with a
@@ -97,6 +120,18 @@ public enum ConfigurationLoader {
                         "unknown section" + (suggestion.map { " (did you mean [\($0)]?)" } ?? "")
                             + " (expected [Stop], [Start], [Control] or [Endpoint])"))
             }
+        }
+
+        /// Where each setting was last assigned (see ``Loaded/origins``).
+        var origins: [String: ConfigAssignment] {
+            var origins: [String: ConfigAssignment] = [:]
+            for (key, item) in stop.assigned { origins["Stop.\(key)"] = item }
+            for (key, item) in start.assigned { origins["Start.\(key)"] = item }
+            for (key, item) in control.assigned { origins["Control.\(key)"] = item }
+            for endpoint in endpoints {
+                for (key, item) in endpoint.assigned { origins["Endpoint.\(endpoint.settings.name).\(key)"] = item }
+            }
+            return origins
         }
 
         func finish(problems: inout [ConfigurationProblem]) -> Configuration {

@@ -275,7 +275,7 @@ public final class ControlServer {
         if readiness.readable && !client.inputClosed {
             _ = client.readAvailable(into: &readBuffer, maxPending: limits.maxLineBytes)
         }
-        if readiness.failed && clients[clientID] != nil && Self.isHungUp(client.fd) {
+        if readiness.failed && clients[clientID] != nil {
             // Hang-up or error: nothing more will come or go. Stop watching (epoll would keep
             // reporting it), handle what was received, then close.
             client.inputClosed = true
@@ -287,14 +287,6 @@ public final class ControlServer {
         }
         guard clients[clientID] != nil else { return }
         pump(client)
-    }
-
-    /// Confirms a hang-up before acting on it: the report may be stale, for a descriptor closed
-    /// and reused (by a new client) earlier in the same batch of events.
-    private static func isHungUp(_ fd: Int32) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, 0) == 1 else { return false }
-        return entry.revents & Int16(POLLHUP | POLLERR) != 0
     }
 
     /// Takes complete lines one at a time, each after the previous reply is out, then decides

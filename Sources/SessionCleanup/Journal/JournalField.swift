@@ -66,7 +66,7 @@ public struct JournalField: Sendable, Equatable {
         public static let attempts = Name(constant: "ATTEMPTS")
         /// `OWNER_UID`: the uid that registered a session.
         public static let ownerUID = Name(constant: "OWNER_UID")
-        /// `SESSIONS_ENDED`, `SESSIONS_LEFT`, …: stop-run counts.
+        /// `SESSIONS_TOTAL`: the sessions a run set out to end.
         public static let sessionsTotal = Name(constant: "SESSIONS_TOTAL")
         /// Sessions ended at every endpoint.
         public static let sessionsEnded = Name(constant: "SESSIONS_ENDED")

@@ -2,7 +2,7 @@ import CSystemd
 import Glibc
 
 /// The daemon's one event loop: `epoll` over descriptors plus a timer queue, OpenBSD-daemon
-/// style. Every handler runs here, in ordinary code on the thread that calls ``run(until:)``;
+/// style. Every handler runs here, in ordinary code on the thread that calls ``runOnce(maximumWait:)``;
 /// nothing runs in a signal handler. When no timer is due the loop sleeps in `epoll_wait`
 /// without a timeout, so an idle daemon wakes only for its own timers (the watchdog's).
 ///
@@ -26,13 +26,27 @@ public final class EventLoop {
     private struct Timer {
         let deadline: MonotonicInstant
         let id: TimerID
+
+        /// Earlier deadline first; equal deadlines in the order they were scheduled.
+        func runsBefore(_ other: Timer) -> Bool {
+            deadline < other.deadline || (deadline == other.deadline && id.value < other.id.value)
+        }
+    }
+
+    /// A descriptor's handler and the number its epoll events carry.
+    private struct Registration {
+        /// Different for every `watch`, so an event queued for a descriptor's earlier life (closed,
+        /// and the number reused, within one batch) is recognised and dropped.
+        let id: UInt32
+        let handler: (Readiness) -> Void
     }
 
     /// The clock the loop's timers use.
     public let clock: any MonotonicClock
     private let epollFD: Int32
-    /// Handlers by descriptor; the descriptor's interest is kept to re-arm with `EPOLL_CTL_MOD`.
-    private var handlers: [Int32: (Readiness) -> Void] = [:]
+    /// Registrations by descriptor.
+    private var handlers: [Int32: Registration] = [:]
+    private var nextRegistration: UInt32 = 0
     /// A binary min-heap on deadline; cancelled timers stay in it until they reach the top.
     private var timerHeap: [Timer] = []
     private var timerActions: [TimerID: () -> Void] = [:]
@@ -60,23 +74,37 @@ public final class EventLoop {
         _ fd: Int32, readable: Bool = true, writable: Bool = false,
         handler: @escaping (Readiness) -> Void
     ) throws {
-        var event = epoll_event()
-        event.events = Self.mask(readable: readable, writable: writable)
-        event.data.fd = fd
-        let operation = handlers[fd] == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        guard epoll_ctl(epollFD, operation, fd, &event) == 0 else {
-            throw SystemCallError.current("epoll_ctl", "descriptor \(fd)")
-        }
-        handlers[fd] = handler
+        nextRegistration &+= 1
+        let registration = Registration(id: nextRegistration, handler: handler)
+        try control(fd, registration.id, Self.mask(readable: readable, writable: writable), known: handlers[fd] != nil)
+        handlers[fd] = registration
     }
 
     /// Changes what an already watched descriptor is watched for.
     public func update(_ fd: Int32, readable: Bool, writable: Bool) throws {
+        guard let registration = handlers[fd] else {
+            throw SystemCallError("epoll_ctl", "descriptor \(fd) (not watched)", errno: ENOENT)
+        }
+        try control(fd, registration.id, Self.mask(readable: readable, writable: writable), known: true)
+    }
+
+    /// Adds or modifies `fd`'s epoll registration. The set may disagree with `handlers`: a
+    /// descriptor closed without ``unwatch(_:)`` (libcurl closes its own) leaves the set on its
+    /// own, and its number may come back as a new descriptor; so MOD falls back to ADD on
+    /// ENOENT, and ADD to MOD on EEXIST.
+    private func control(_ fd: Int32, _ id: UInt32, _ mask: UInt32, known: Bool) throws {
         var event = epoll_event()
-        event.events = Self.mask(readable: readable, writable: writable)
-        event.data.fd = fd
-        guard epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) == 0 else {
-            throw SystemCallError.current("epoll_ctl", "descriptor \(fd)")
+        event.events = mask
+        event.data.u64 = UInt64(id) << 32 | UInt64(UInt32(bitPattern: fd))
+        var operation = known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
+        if epoll_ctl(epollFD, operation, fd, &event) != 0 {
+            let retry =
+                (operation == EPOLL_CTL_MOD && errno == ENOENT) || (operation == EPOLL_CTL_ADD && errno == EEXIST)
+            guard retry else { throw SystemCallError.current("epoll_ctl", "descriptor \(fd)") }
+            operation = operation == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+            guard epoll_ctl(epollFD, operation, fd, &event) == 0 else {
+                throw SystemCallError.current("epoll_ctl", "descriptor \(fd)")
+            }
         }
     }
 
@@ -97,7 +125,8 @@ public final class EventLoop {
 
     // MARK: Timers
 
-    /// Runs `action` once at `deadline` (or on the next turn if it has passed).
+    /// Runs `action` once at `deadline` (or on the next turn if it has passed). Timers due at the
+    /// same instant run in the order they were scheduled.
     @discardableResult
     public func schedule(at deadline: MonotonicInstant, _ action: @escaping () -> Void) -> TimerID {
         nextTimerValue += 1
@@ -124,11 +153,6 @@ public final class EventLoop {
 
     // MARK: Running
 
-    /// Turns the loop until `done()` is true, checking it before every wait.
-    public func run(until done: () -> Bool) throws {
-        while !done() { try runOnce() }
-    }
-
     /// Waits for at most one batch of readiness events (or the next timer), then runs every
     /// handler and due timer. `maximumWait` bounds the wait (nil: until something happens).
     public func runOnce(maximumWait: Duration? = nil) throws {
@@ -151,11 +175,13 @@ public final class EventLoop {
         }
         for index in 0..<Int(count) {
             let event = events[index]
-            let fd = event.data.fd
-            // A handler earlier in this batch may have unwatched this descriptor.
-            guard let handler = handlers[fd] else { continue }
+            let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: event.data.u64))
+            let id = UInt32(truncatingIfNeeded: event.data.u64 >> 32)
+            // A handler earlier in this batch may have unwatched this descriptor, or closed it
+            // and watched a new one under the same number: that event is not the new one's.
+            guard let registration = handlers[fd], registration.id == id else { continue }
             let bits = event.events
-            handler(
+            registration.handler(
                 Readiness(
                     readable: bits & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0,
                     writable: bits & EPOLLOUT.rawValue != 0,
@@ -179,7 +205,7 @@ public final class EventLoop {
         var child = timerHeap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard timerHeap[child].deadline < timerHeap[parent].deadline else { break }
+            guard timerHeap[child].runsBefore(timerHeap[parent]) else { break }
             timerHeap.swapAt(child, parent)
             child = parent
         }
@@ -194,8 +220,8 @@ public final class EventLoop {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < timerHeap.count, timerHeap[left].deadline < timerHeap[smallest].deadline { smallest = left }
-            if right < timerHeap.count, timerHeap[right].deadline < timerHeap[smallest].deadline { smallest = right }
+            if left < timerHeap.count, timerHeap[left].runsBefore(timerHeap[smallest]) { smallest = left }
+            if right < timerHeap.count, timerHeap[right].runsBefore(timerHeap[smallest]) { smallest = right }
             guard smallest != parent else { return }
             timerHeap.swapAt(parent, smallest)
             parent = smallest

@@ -1,7 +1,8 @@
 /// Every run of end-session calls the daemon makes, and which sessions they are ending.
 ///
 /// Background runs (what an earlier stop left, after start; `end` requests) run while the
-/// daemon serves, with the leftover budget, and skip sessions another run is already ending.
+/// daemon serves, with the leftover budget, and skip sessions another run is already ending:
+/// an `end` request for those waits for that run's outcomes and reports them (an ``EndRequest``).
 /// The stop run takes over every session: background runs are abandoned and their `end`
 /// requests answered. The HTTP engine is created on the first run, so an idle daemon carries
 /// no TLS library state. What a run does to each session goes to the ``StoreCommitter``.
@@ -28,9 +29,10 @@ final class RunCoordinator {
     private var engineLimits: HTTPEngine.Limits?
     /// Engine-internal failures journaled for the current engine (the rest are counted).
     private var engineErrors = 0
-    private var sessionsBeingEnded: Set<SessionID> = []
-    /// Replies to `end` requests, by run, answered when the run finishes (or the stop run takes over).
-    private var endReplies: [ObjectIdentifier: (ControlResponse) -> Void] = [:]
+    /// The background run ending each session.
+    private var sessionsBeingEnded: [SessionID: ObjectIdentifier] = [:]
+    /// `end` requests waiting for runs to finish (or for the stop run to take over).
+    private var endRequests: [EndRequest] = []
 
     init(
         loop: EventLoop, journal: any JournalSink, committer: StoreCommitter, configuration: ActiveConfiguration,
@@ -47,7 +49,8 @@ final class RunCoordinator {
     var isEndingSessions: Bool { stopRun != nil || !backgroundRuns.isEmpty }
 
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
-    /// leftover budget; sessions already being ended are skipped. `reply` gets the run's report.
+    /// leftover budget. Sessions another run is ending are not called again: `reply` gets, once
+    /// every run involved has finished, the outcomes of all of `sessions` — this run's and theirs.
     func endInBackground(
         _ sessions: [Session], kind: CleanupRun.Kind, reply: ((ControlResponse) -> Void)? = nil
     ) {
@@ -56,17 +59,25 @@ final class RunCoordinator {
             return
         }
         let settings = configuration.current
-        let fresh = sessions.filter { !sessionsBeingEnded.contains($0.id) }
+        let fresh = sessions.filter { sessionsBeingEnded[$0.id] == nil }
+        let others = Set(sessions.compactMap { sessionsBeingEnded[$0.id] })
+        let request = reply.map { EndRequest(sessions: Set(sessions.map(\.id)), reply: $0) }
+        request?.waitingFor = others
+        guard !fresh.isEmpty else {
+            if let request { wait(request) }
+            return
+        }
         let budget = StopBudget(
             total: settings.start.leftoverBudget, minimumRequest: settings.stop.minimumRequest, clock: loop.clock)
         guard let run = makeRun(kind, sessions: fresh, budget: budget) else {
             reply?(.failure(.internal, "the HTTP engine could not start; see the journal"))
             return
         }
-        sessionsBeingEnded.formUnion(fresh.map(\.id))
         let key = ObjectIdentifier(run)
+        for session in fresh { sessionsBeingEnded[session.id] = key }
         backgroundRuns[key] = run
-        if let reply { endReplies[key] = reply }
+        request?.waitingFor.insert(key)
+        if let request { wait(request) }
         journal.record(
             JournalEntry(
                 .info, "Ending \(fresh.count) sessions in the background (\(kind.rawValue))",
@@ -80,8 +91,31 @@ final class RunCoordinator {
             self.finished(report)
             self.committer.commit()
             self.onBackgroundRunFinished?()
-            self.endReplies.removeValue(forKey: key)?(.ended(report: report.detailedJSON))
+            self.backgroundRunFinished(key, report)
         }
+    }
+
+    /// Holds `request` until the runs it waits for have finished (answers at once if none).
+    private func wait(_ request: EndRequest) {
+        if request.waitingFor.isEmpty {
+            request.reply(.ended(report: request.report.detailedJSON))
+        } else {
+            endRequests.append(request)
+        }
+    }
+
+    /// Gives the `end` requests waiting for run `key` its outcomes; answers those that wait no more.
+    private func backgroundRunFinished(_ key: ObjectIdentifier, _ report: RunReport) {
+        var waiting: [EndRequest] = []
+        for request in endRequests {
+            if request.waitingFor.remove(key) != nil { request.add(report) }
+            if request.waitingFor.isEmpty {
+                request.reply(.ended(report: request.report.detailedJSON))
+            } else {
+                waiting.append(request)
+            }
+        }
+        endRequests = waiting
     }
 
     /// Takes over every session for the stop run: background runs are abandoned (their `end`
@@ -117,9 +151,9 @@ final class RunCoordinator {
             for result in run.abandon() { committer.apply(result) }
         }
         backgroundRuns = [:]
-        for reply in endReplies.values { reply(.failure(.stopping, endRequesters)) }
-        endReplies = [:]
-        sessionsBeingEnded = []
+        for request in endRequests { request.reply(.failure(.stopping, endRequesters)) }
+        endRequests = []
+        sessionsBeingEnded = [:]
     }
 
     private func makeRun(_ kind: CleanupRun.Kind, sessions: [Session], budget: StopBudget) -> CleanupRun? {
@@ -151,7 +185,7 @@ final class RunCoordinator {
         // A stop run drops endpoints that are no longer configured (UnconfiguredEndpoints).
         let configured = kind == .stop ? Set(settings.endpoints.map(\.name)) : nil
         run.onSessionFinished = { [weak self] result in
-            self?.sessionsBeingEnded.remove(result.id)
+            self?.sessionsBeingEnded[result.id] = nil
             self?.committer.apply(result, droppingAllBut: configured)
         }
         return run
@@ -211,5 +245,24 @@ final class RunCoordinator {
                     JournalField(.callsNotStarted, counts["not-started"] ?? 0),
                     JournalField(.durationUsec, report.duration.microseconds),
                 ]))
+    }
+}
+
+/// An `end` request: the sessions it names, the runs whose outcomes it still waits for, and
+/// what those runs did to its sessions so far.
+private final class EndRequest {
+    let sessions: Set<SessionID>
+    let reply: (ControlResponse) -> Void
+    var waitingFor: Set<ObjectIdentifier> = []
+    private(set) var report = RunReport(kind: .onDemand)
+
+    init(sessions: Set<SessionID>, reply: @escaping (ControlResponse) -> Void) {
+        self.sessions = sessions
+        self.reply = reply
+    }
+
+    /// Takes the calls of `run` that were for this request's sessions.
+    func add(_ run: RunReport) {
+        report.merge(run, sessions: sessions)
     }
 }

@@ -183,6 +183,7 @@ final class SessionRequestHandler: ControlRequestHandler {
             "sessions": .integer(Int64(visible)),
             "endpoints": .array(settings.endpoints.map { .string($0.name) }),
             "budget_usec": .integer(settings.stop.budget.microseconds),
+            "leftover_budget_usec": .integer(settings.start.leftoverBudget.microseconds),
             "uptime_usec": .integer(loop.clock.now().duration(since: daemon.startedAt).microseconds),
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]

@@ -36,4 +36,17 @@ public struct RunReport: Sendable {
 
     /// Sessions in the run.
     public var sessionsTotal: Int { sessionsEnded + sessionsLeft }
+
+    /// Adds what `other` did to `sessions`: their calls, and each counted ended (every call
+    /// ended) or left. The duration is the longer one; an expiry of either is kept.
+    mutating func merge(_ other: RunReport, sessions: Set<SessionID>) {
+        let taken = other.calls.filter { sessions.contains($0.sessionID) }
+        calls += taken
+        var allEnded: [SessionID: Bool] = [:]
+        for call in taken { allEnded[call.sessionID] = (allEnded[call.sessionID] ?? true) && call.outcome.isEnded }
+        sessionsEnded += allEnded.values.count { $0 }
+        sessionsLeft += allEnded.values.count { !$0 }
+        duration = max(duration, other.duration)
+        expiry = expiry ?? other.expiry
+    }
 }

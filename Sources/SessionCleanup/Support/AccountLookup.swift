@@ -89,3 +89,59 @@ public enum AccountLookup {
         }
     }
 }
+
+extension AccountLookup {
+    /// A user's uid, primary gid and every group it is in; nil when there is no such user.
+    public static func account(_ name: String) -> (uid: uid_t, gid: gid_t, groups: [gid_t])? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var size = 4096
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let (code, ids) = buffer.withUnsafeMutableBufferPointer { buffer -> (Int32, (uid_t, gid_t)?) in
+                guard let base = buffer.baseAddress else { return (ENOMEM, nil) }
+                let code = getpwnam_r(name, &entry, base, buffer.count, &found)
+                return (code, code == 0 && found != nil ? (entry.pw_uid, entry.pw_gid) : nil)
+            }
+            if code == ERANGE && size < 1 << 20 {
+                size *= 2
+                continue
+            }
+            guard let (uid, gid) = ids else { return nil }
+            var count: Int32 = 64
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            while getgrouplist(name, gid, &groups, &count) < 0 && count < 65536 {
+                groups = [gid_t](repeating: 0, count: Int(count) + 64)
+                count = Int32(groups.count)
+            }
+            return (uid, gid, Array(groups.prefix(Int(max(0, count)))))
+        }
+    }
+
+    /// Why `account` could not read `path` — a directory on the way it cannot search, or the
+    /// file's mode — or nil. Permission bits only (no ACLs); root reads everything.
+    public static func unreadable(_ path: String, by account: (uid: uid_t, gid: gid_t, groups: [gid_t])) -> String? {
+        guard account.uid != 0 else { return nil }
+        func allows(_ status: stat, _ bits: (owner: mode_t, group: mode_t, other: mode_t)) -> Bool {
+            if status.st_uid == account.uid { return status.st_mode & bits.owner != 0 }
+            if status.st_gid == account.gid || account.groups.contains(status.st_gid) {
+                return status.st_mode & bits.group != 0
+            }
+            return status.st_mode & bits.other != 0
+        }
+        var prefix = ""
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            var status = stat()
+            guard stat(prefix, &status) == 0 else { return "cannot stat \(prefix)" }
+            if !allows(status, (S_IXUSR, S_IXGRP, S_IXOTH)) { return "no search permission on \(prefix)" }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return "cannot stat it" }
+        if !allows(status, (S_IRUSR, S_IRGRP, S_IROTH)) {
+            return
+                "mode \(String(status.st_mode & 0o777, radix: 8)), owner uid \(status.st_uid), group gid \(status.st_gid)"
+        }
+        return nil
+    }
+}
