@@ -4,14 +4,32 @@ import SessionCleanup
 /// so operators can check before a reload: every problem in every file, then (unless
 /// `--no-host-checks`: only what the daemon itself refuses at start) what the configuration names
 /// on this host — CA files, groups — and warnings. Exit 0 valid, 78 invalid.
-enum CheckConfigVerb {
+enum CheckConfigVerb: Verb {
+    static let description = VerbDescription(
+        name: "check-config", summary: "validate the configuration and exit",
+        options: [
+            .config,
+            VerbOption(
+                name: "--no-host-checks",
+                help: "check only what the daemon itself refuses at start, not what the configuration names "
+                    + "on this host (CA files, groups, credentials)"),
+        ],
+        details: "Reads the main file and its drop-ins (PATH.d/*.conf, in name order) exactly as the daemon "
+            + "would, then checks what they name on this host, and prints what it found, or every problem "
+            + "with its file and line.",
+        exitStatus: "0 valid; 78 invalid.",
+        examples: [
+            "session-cleanup check-config && systemctl reload session-cleanup",
+            "session-cleanup check-config --config /etc/session-cleanup/session-cleanup.conf",
+        ])
+
     static func run(_ options: Options) throws -> ExitStatus {
         guard options.positional.isEmpty else { throw UsageError("check-config takes no arguments") }
-        let paths = DaemonPaths.resolve(configOption: options.value("--config"))
+        let paths = DaemonPaths.resolve(options.instance, configOption: options.value("--config"))
         do throws(ConfigurationError) {
             let loaded = try ConfigurationLoader.read(path: paths.configFile, required: paths.configRequired)
             let (configuration, files) = (loaded.configuration, loaded.files)
-            if !options.flags.contains("--no-host-checks") {
+            if !options.has("--no-host-checks") {
                 var findings = ConfigurationCheck.check(configuration, origins: loaded.origins)
                 for warning in findings.warnings { printError("session-cleanup: warning: \(warning)") }
                 if let credentials = paths.credentialsDirectory {  // under the unit: its credentials
@@ -27,18 +45,25 @@ enum CheckConfigVerb {
             print("Configuration OK: \(read)")
             let stop = configuration.stop
             print(
-                "  [Stop] budget \(stop.budget.humanReadable), minimum per request \(stop.minimumRequest.humanReadable), "
-                    + "at most \(stop.maxConcurrentRequests) concurrent requests, \(stop.maxAttempts) attempts")
+                "  [Stop] budget \(HumanText.duration(microseconds: stop.budget.microseconds)), minimum per request "
+                    + "\(HumanText.duration(microseconds: stop.minimumRequest.microseconds)), at most "
+                    + "\(HumanText.count(stop.maxConcurrentRequests, "concurrent request")), "
+                    + HumanText.count(stop.maxAttempts, "attempt"))
             for endpoint in configuration.endpoints {
                 print(
-                    "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout \(endpoint.timeout.humanReadable)"
-                )
+                    "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout "
+                        + HumanText.duration(microseconds: endpoint.timeout.microseconds))
+            }
+            if configuration.endpoints.isEmpty {
+                print(
+                    "  No [Endpoint] yet: sessions can only be registered once one is configured "
+                        + "(see session-cleanup.conf(5)).")
             }
             return .success
         } catch {
             for problem in error.problems { printError("session-cleanup: \(problem)") }
             let count = error.problems.count
-            printError("session-cleanup: configuration invalid: \(count) problem\(count == 1 ? "" : "s")")
+            printError("session-cleanup: configuration invalid: \(HumanText.count(count, "problem"))")
             return .configurationInvalid
         }
     }

@@ -7,28 +7,73 @@ extension ExitStatus {
     static let refused = ExitStatus.startFailed
 }
 
-/// What the client verbs (`register`, `unregister`, `list`, `status`, `end`) share.
-enum ControlVerbSupport {
-    /// The options every client verb takes besides its own.
-    static let socketOption = "--socket"
+/// The daemon a client verb talks to, and how to name it in an error.
+struct DaemonTarget {
+    /// Its control socket.
+    var socketPath: String
+    /// `the system daemon`, `your user daemon`, `the daemon at PATH`.
+    var name: String
+    /// What to try when it cannot be reached, or "".
+    var hint: String
 
-    /// `--socket PATH`, else `$SESSION_CLEANUP_SOCKET`, else the system socket.
-    static func socketPath(_ options: Options) -> String {
-        if let path = options.value(socketOption) { return path }
-        if let path = getenv("SESSION_CLEANUP_SOCKET").map({ String(cString: $0) }), !path.isEmpty { return path }
-        return ControlClient.defaultSocketPath
+    /// `--socket PATH`, else `$SESSION_CLEANUP_SOCKET`, else the system daemon's socket, or with
+    /// `--user` the user daemon's.
+    init(_ options: Options, verb: String) {
+        if let path = options.value(VerbOption.socket.name) ?? Self.environmentSocket() {
+            socketPath = path
+            name = "the daemon at \(path)"
+            hint = ""
+            return
+        }
+        socketPath = DaemonPaths.controlSocket(of: options.instance)
+        switch options.instance {
+        case .system:
+            name = "the system daemon"
+            hint =
+                getuid() == 0
+                ? "systemctl status session-cleanup"
+                : "systemctl status session-cleanup; for your own daemon: session-cleanup --user \(verb)"
+        case .user:
+            name = "your user daemon"
+            hint = "systemctl --user enable --now session-cleanup"
+        }
     }
 
-    /// Sends `request`; returns the response if the daemon said yes, else prints its "no" and
-    /// returns nil. Unreachable daemons, and no reply within `timeout`, throw (the caller prints
-    /// them; exit status 1).
+    private static func environmentSocket() -> String? {
+        guard let value = getenv("SESSION_CLEANUP_SOCKET").map({ String(cString: $0) }), !value.isEmpty else {
+            return nil
+        }
+        return value
+    }
+}
+
+/// A client verb could not get an answer: names the daemon it tried and what to check.
+struct DaemonUnreachable: Error, CustomStringConvertible {
+    let target: DaemonTarget
+    let cause: ControlClientError
+
+    var description: String {
+        "cannot reach \(target.name): \(cause.message)" + (target.hint.isEmpty ? "" : "\n  (try: \(target.hint))")
+    }
+}
+
+/// What the client verbs (`register`, `unregister`, `list`, `status`, `end`) share.
+enum ControlVerbSupport {
+    /// Sends `request` to the daemon `options` name; returns the response if the daemon said yes,
+    /// else prints its "no" and returns nil. An unreachable daemon throws ``DaemonUnreachable``.
     static func perform(
-        _ request: ControlRequest, _ options: Options, timeout: Duration = .seconds(30)
+        _ request: ControlRequest, _ options: Options, verb: String, timeout: Duration = .seconds(30)
     ) throws -> ControlResponse? {
-        let response = try ControlClient(socketPath: socketPath(options), timeout: timeout).send(request)
+        let target = DaemonTarget(options, verb: verb)
+        let response: ControlResponse
+        do {
+            response = try ControlClient(socketPath: target.socketPath, timeout: timeout).send(request)
+        } catch {
+            throw DaemonUnreachable(target: target, cause: error)
+        }
         guard response.ok else {
             let code = response.code.map { " [\($0)]" } ?? ""
-            printError("session-cleanup: \(response.error ?? "the daemon refused the request")\(code)")
+            printError("session-cleanup \(verb): \(response.error ?? "the daemon refused the request")\(code)")
             return nil
         }
         return response
@@ -40,51 +85,5 @@ enum ControlVerbSupport {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return "null" }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// An opaque JSON object as indented `name: value` lines, for people.
-    static func humanLines(_ value: JSONValue, indent: String = "") -> [String] {
-        switch value {
-        case .object(let members):
-            var lines: [String] = []
-            for name in members.keys.sorted() {
-                let member = members[name] ?? .null
-                if let scalar = scalarText(member) {
-                    lines.append("\(indent)\(name): \(scalar)")
-                } else {
-                    lines.append("\(indent)\(name):")
-                    lines += humanLines(member, indent: indent + "  ")
-                }
-            }
-            return lines
-        case .array(let items):
-            return items.flatMap { item -> [String] in
-                if let scalar = scalarText(item) { return ["\(indent)- \(scalar)"] }
-                let nested = humanLines(item, indent: indent + "  ")
-                guard let first = nested.first else { return ["\(indent)-"] }
-                return ["\(indent)- " + first.dropFirst(indent.count + 2)] + nested.dropFirst()
-            }
-        default:
-            return [indent + (scalarText(value) ?? "")]
-        }
-    }
-
-    /// Scalars and arrays of scalars on one line; nil for what needs several.
-    private static func scalarText(_ value: JSONValue) -> String? {
-        switch value {
-        case .null: return "-"
-        case .bool(let flag): return flag ? "yes" : "no"
-        case .integer(let number): return String(number)
-        case .number(let number): return String(number)
-        case .string(let text): return text
-        case .array(let items):
-            if items.isEmpty { return "(none)" }
-            let texts = items.compactMap { item -> String? in
-                if case .array = item { return nil }
-                return scalarText(item)
-            }
-            return texts.count == items.count ? texts.joined(separator: ", ") : nil
-        case .object(let members): return members.isEmpty ? "(none)" : nil
-        }
     }
 }

@@ -1,54 +1,102 @@
 import Glibc
 import SessionCleanup
 
-/// `session-cleanup list [--json]`: the caller's sessions (root: everyone's). Keys never appear:
-/// the protocol does not carry them back.
-enum ListVerb {
+/// `session-cleanup list`: the caller's sessions (root: everyone's), with what became of their
+/// last attempt, filtered if asked. Keys never appear: the protocol does not carry them back.
+enum ListVerb: Verb {
+    /// Outcome words `--outcome` accepts; `none` is "never attempted".
+    static let outcomes = ["ended", "rejected", "failed", "expired", "not-started", "none"]
+
+    static let description = VerbDescription(
+        name: "list", summary: "list your sessions (root: everyone's); keys are never shown",
+        options: [
+            VerbOption(
+                name: "--outcome", value: "OUTCOME",
+                help: "only sessions whose last attempt came to OUTCOME: \(outcomes.joined(separator: ", ")) "
+                    + "(none: never attempted)",
+                completion: .words(outcomes)),
+            VerbOption(
+                name: "--endpoint", value: "NAME", help: "only sessions ended at endpoint NAME",
+                completion: .endpoint),
+            .json("the sessions"),
+        ],
+        isClient: true,
+        details: "ATTEMPTS and LAST OUTCOME say what the last stop run (or end) did: a session listed after a "
+            + "stop run is one that run could not end. An endpoint marked * is no longer configured.",
+        exitStatus: "0 the daemon answered; 1 it refused or could not be reached.",
+        examples: [
+            "session-cleanup list", "session-cleanup list --outcome failed --endpoint auth",
+            "session-cleanup list --json",
+        ])
+
     static func run(_ options: Options) throws -> ExitStatus {
         guard options.positional.isEmpty else { throw UsageError("list takes no arguments") }
-        guard let response = try ControlVerbSupport.perform(.list, options) else { return .refused }
-        let sessions = response.sessions ?? []
-        if options.flags.contains("--json") {
+        let outcome = options.value("--outcome")
+        if let outcome, !outcomes.contains(outcome) {
+            throw UsageError("--outcome takes one of \(outcomes.joined(separator: ", ")), not '\(outcome)'")
+        }
+        let endpoint = options.value("--endpoint")
+        guard let response = try ControlVerbSupport.perform(.list, options, verb: "list") else { return .refused }
+        let all = response.sessions ?? []
+        let sessions = all.filter { session in
+            (outcome == nil || (session.lastOutcome ?? "none") == outcome)
+                && (endpoint == nil || session.endpoints.contains(endpoint ?? ""))
+        }
+        if options.has("--json") {
             print(ControlVerbSupport.jsonText(sessions))
             return .success
         }
+        let filtered = outcome != nil || endpoint != nil
         guard !sessions.isEmpty else {
-            print("No sessions registered.")
+            print(
+                filtered
+                    ? "No sessions match (\(HumanText.count(all.count, "session")) in all)." : "No sessions registered."
+            )
             return .success
         }
-        var rows = [["ID", "LABEL", "ENDPOINTS", "OWNER", "AGE"]]
+        // Which endpoints are still configured: from `status` (nil when it cannot be had).
+        let configured = configuredEndpoints(options)
+        var unconfiguredSeen = false
+        let now = wallClockMicroseconds()
+        var rows = [["ID", "LABEL", "ENDPOINTS", "OWNER", "REGISTERED", "ATTEMPTS", "LAST OUTCOME"]]
         for session in sessions {
+            let endpoints = session.endpoints.map { name -> String in
+                guard let configured, !configured.contains(name) else { return name }
+                unconfiguredSeen = true
+                return name + "*"
+            }
             rows.append([
-                session.id, session.label ?? "-", session.endpoints.joined(separator: ","), userName(session.ownerUID),
-                age(session.ageSeconds),
+                session.id, session.label ?? "-", endpoints.joined(separator: ","), userName(session.ownerUID),
+                HumanText.relative(epochMicroseconds: session.registeredAt, now: now), String(session.attempts),
+                session.lastOutcome ?? "-",
             ])
         }
-        var widths = [Int](repeating: 0, count: 5)
-        for row in rows { for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) } }
-        for row in rows {
-            var line = ""
-            for (column, cell) in row.enumerated() {
-                line +=
-                    column == row.count - 1
-                    ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
-            }
-            print(line)
+        for line in TextTable.lines(rows) { print(line) }
+        print("")
+        print(
+            filtered
+                ? "\(sessions.count) of \(HumanText.count(all.count, "session")) match."
+                : HumanText.count(sessions.count, "session") + ".")
+        if unconfiguredSeen {
+            print("* not configured (any more): calls to it fail until an [Endpoint] with that Name= is back.")
         }
         return .success
+    }
+
+    /// The endpoints the daemon has configured, or nil if its status says nothing.
+    private static func configuredEndpoints(_ options: Options) -> Set<String>? {
+        guard let response = try? ControlVerbSupport.perform(.status, options, verb: "list", timeout: .seconds(5)),
+            case .array(let names)? = response.status?["endpoints"]
+        else { return nil }
+        return Set(
+            names.compactMap { name -> String? in
+                if case .string(let text) = name { return text }
+                return nil
+            })
     }
 
     /// `alice`, or the number when the uid has no name here.
     static func userName(_ uid: UInt32) -> String {
         AccountLookup.userName(uid_t(uid)) ?? String(uid)
-    }
-
-    /// `42s`, `17m`, `5h`, `3d`.
-    static func age(_ seconds: UInt64) -> String {
-        switch seconds {
-        case ..<60: return "\(seconds)s"
-        case ..<3600: return "\(seconds / 60)m"
-        case ..<86400: return "\(seconds / 3600)h"
-        default: return "\(seconds / 86400)d"
-        }
     }
 }

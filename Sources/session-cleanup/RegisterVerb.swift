@@ -3,7 +3,25 @@ import SessionCleanup
 
 /// `session-cleanup register --endpoint NAME [--endpoint NAME…] [--label TEXT]`: registers the
 /// session whose key is on standard input (never in argv, where `ps` shows it) and prints its id.
-enum RegisterVerb {
+enum RegisterVerb: Verb {
+    static let description = VerbDescription(
+        name: "register", summary: "register a session to be ended; the key is read from standard input",
+        options: [
+            VerbOption(
+                name: "--endpoint", value: "NAME",
+                help: "an [Endpoint] that ends the session (repeat for several, e.g. auth and billing)",
+                completion: .endpoint),
+            VerbOption(name: "--label", value: "TEXT", help: "a label shown by list and in the journal"),
+        ],
+        isClient: true,
+        details: "The key is read from standard input (one line; a terminal prompts for it), never from the "
+            + "command line, where ps would show it. Prints the new session's id once the registration is durable.",
+        exitStatus: "0 registered; 1 the daemon refused (unknown endpoint, a limit) or could not be reached.",
+        examples: [
+            "echo \"$KEY\" | session-cleanup register --endpoint auth --label web",
+            "session-cleanup --user register --endpoint auth < keyfile",
+        ])
+
     static func run(_ options: Options) throws -> ExitStatus {
         guard options.positional.isEmpty else {
             throw UsageError("register takes no arguments; the key is read from standard input")
@@ -12,7 +30,9 @@ enum RegisterVerb {
         guard !endpoints.isEmpty else { throw UsageError("register needs at least one --endpoint NAME") }
         let key = try readKey()
         let request = ControlRequest.register(key: key, endpoints: endpoints, label: options.value("--label"))
-        guard let response = try ControlVerbSupport.perform(request, options) else { return .refused }
+        guard let response = try ControlVerbSupport.perform(request, options, verb: "register") else {
+            return .refused
+        }
         guard let id = response.id else {
             printError("session-cleanup: the daemon's reply carries no session id")
             return .refused

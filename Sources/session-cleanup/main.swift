@@ -3,5 +3,4 @@
 import Glibc
 import SessionCleanup
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-exit(CommandLineInterface.run(arguments).rawValue)
+exit(CommandLineInterface.run(Array(CommandLine.arguments.dropFirst())).rawValue)

@@ -72,10 +72,10 @@ final class ControlVerbTests: XCTestCase {
         let status = try cli(["status", "--json"])
         XCTAssertEqual(status.status, 0, status.err)
         XCTAssertEqual(status.out, "{\"sessions\":3,\"state\":\"running\"}\n")
-        XCTAssertEqual(try cli(["status"]).out, "sessions: 4\nstate: running\n")
+        XCTAssertEqual(try cli(["status"]).out, "state:     running\nsessions:  4\n")
         let end = try cli(["end", "--all"])
         XCTAssertEqual(end.status, 0, end.err)
-        XCTAssertEqual(end.out, "ended: 0\n")
+        XCTAssertEqual(end.out, "No sessions to end.\n\nended:  0\n")
         XCTAssertEqual(try cli(["unregister", "0123456789abcdef"]).status, 0)
         XCTAssertEqual(try cli(["end"]).status, 2)
         XCTAssertEqual(try cli(["end", "x", "--all"]).status, 2)
@@ -83,22 +83,25 @@ final class ControlVerbTests: XCTestCase {
     }
 
     func testListShowsATableWithoutKeys() throws {
+        let now = wallClockMicroseconds()
         handler.listed = [
             ControlSessionInfo(
                 id: "0123456789abcdef", label: "web app", endpoints: ["auth", "billing"], ownerUID: 0,
-                registeredAt: 1_700_000_000_000_000, ageSeconds: 125, attempts: 0, lastOutcome: nil),
+                registeredAt: now - 125_000_000, ageSeconds: 125, attempts: 0, lastOutcome: nil),
             ControlSessionInfo(
                 id: "fedcba9876543210", label: nil, endpoints: ["auth"], ownerUID: 4_000_000_000,
-                registeredAt: 1_700_000_000_000_000, ageSeconds: 7, attempts: 2, lastOutcome: "failed"),
+                registeredAt: now - 7_000_000, ageSeconds: 7, attempts: 2, lastOutcome: "failed"),
         ]
         let result = try cli(["list"])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(
             result.out,
             """
-            ID                LABEL    ENDPOINTS     OWNER       AGE
-            0123456789abcdef  web app  auth,billing  root        2m
-            fedcba9876543210  -        auth          4000000000  7s
+            ID                LABEL    ENDPOINTS     OWNER       REGISTERED  ATTEMPTS  LAST OUTCOME
+            0123456789abcdef  web app  auth,billing  root        2 min ago   0         -
+            fedcba9876543210  -        auth          4000000000  7 s ago     2         failed
+
+            2 sessions.
 
             """)
         let json = try cli(["list", "--json"])
@@ -154,7 +157,7 @@ final class ControlVerbTests: XCTestCase {
     func testADaemonsNoIsExitStatusOneWithItsMessage() throws {
         let result = try cli(["unregister", "missing-id"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.err, "session-cleanup: no session missing-id [not-found]\n")
+        XCTAssertEqual(result.err, "session-cleanup unregister: no session missing-id [not-found]\n")
     }
 
     func testAnUnreachableDaemonIsExitStatusOneAndSaysWhere() throws {
@@ -163,8 +166,139 @@ final class ControlVerbTests: XCTestCase {
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(
             result.err,
-            "session-cleanup: cannot connect to \(path): No such file or directory (is the daemon running?)\n")
+            "session-cleanup status: cannot reach the daemon at \(path): cannot connect to \(path): "
+                + "No such file or directory (is the daemon running?)\n")
         let fromEnvironment = try BuiltBinary.run(["list"], environment: ["SESSION_CLEANUP_SOCKET": path])
         XCTAssertTrue(fromEnvironment.err.contains(path), fromEnvironment.err)
+    }
+
+    // MARK: Human output, plurals, filters, completion
+
+    func testStatusShowsHumanUnitsAndJSONKeepsExactNumbers() throws {
+        let now = wallClockMicroseconds()
+        handler.cannedStatus = [
+            "state": "running", "sessions": 1, "budget_usec": 25_000_000, "uptime_usec": 3_723_000_000,
+            "endpoints": ["auth", "billing"],
+            "last_stop_run": [
+                "finished_at_usec": .integer(Int64(now - 180_000_000)), "duration_usec": 1_234_567,
+                "sessions_ended": 1,
+            ],
+        ]
+        let human = try cli(["status"])
+        XCTAssertEqual(human.status, 0, human.err)
+        let lines = human.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "state:      running")
+        XCTAssertTrue(lines.contains("budget:     25 s"), human.out)
+        XCTAssertTrue(lines.contains("uptime:     1 h 2 min"), human.out)
+        XCTAssertTrue(lines.contains("endpoints:  auth, billing"), human.out)
+        XCTAssertTrue(lines.contains("  duration:        1.2 s"), human.out)
+        let finished = try XCTUnwrap(lines.first { $0.hasPrefix("  finished at:") })
+        XCTAssertTrue(finished.hasSuffix("(3 min ago)"), finished)
+        XCTAssertTrue(finished.contains(HumanText.localTime(epochMicroseconds: now - 180_000_000)), finished)
+        XCTAssertFalse(human.out.contains("usec"), "no raw unit names for people: \(human.out)")
+        let json = try cli(["status", "--json"])
+        XCTAssertTrue(json.out.contains("\"budget_usec\":25000000"), json.out)
+        XCTAssertTrue(json.out.contains("\"finished_at_usec\":\(now - 180_000_000)"), json.out)
+    }
+
+    func testEndSaysWhatBecameOfEachCallWithThePluralRight() throws {
+        handler.cannedReport = [
+            "kind": "on-demand", "sessions_total": 3, "sessions_ended": 2, "sessions_left": 1,
+            "duration_usec": 1_240_000, "calls": ["ended": 2, "failed": 1],
+            "results": [
+                ["id": "0123456789abcdef", "endpoint": "auth", "outcome": "ended", "attempts": 1],
+                ["id": "1123456789abcdef", "endpoint": "auth", "outcome": "ended", "attempts": 1],
+                [
+                    "id": "2123456789abcdef", "endpoint": "auth", "outcome": "failed", "attempts": 4,
+                    "error": "connection refused",
+                ],
+            ],
+        ]
+        let end = try cli(["end", "--all"])
+        XCTAssertEqual(end.status, 75, "some kept: exit 75")
+        XCTAssertEqual(
+            end.out,
+            """
+            Ended 2 of 3 sessions in 1.2 s; 1 session kept, to be ended at the next stop.
+            Calls: 2 ended, 1 failed.
+
+            SESSION           ENDPOINT  OUTCOME  ATTEMPTS  DETAIL
+            0123456789abcdef  auth      ended    1
+            1123456789abcdef  auth      ended    1
+            2123456789abcdef  auth      failed   4         connection refused
+
+            kind:  on-demand
+
+            """)
+        handler.cannedReport = [
+            "sessions_total": 1, "sessions_ended": 1, "sessions_left": 0, "duration_usec": 40_000,
+            "calls": ["ended": 1],
+        ]
+        let one = try cli(["end", "0123456789abcdef"])
+        XCTAssertEqual(one.status, 0)
+        XCTAssertEqual(one.out, "Ended 1 of 1 session in 40 ms.\nCalls: 1 ended.\n")
+        XCTAssertTrue(try cli(["end", "--all", "--json"]).out.contains("\"duration_usec\":40000"))
+    }
+
+    func testListFiltersByOutcomeAndEndpointAndMarksUnconfiguredEndpoints() throws {
+        let now = wallClockMicroseconds()
+        handler.listed = [
+            ControlSessionInfo(
+                id: "0123456789abcdef", label: nil, endpoints: ["auth", "gone"], ownerUID: 0,
+                registeredAt: now - 3_600_000_000, ageSeconds: 3_600, attempts: 4, lastOutcome: "failed"),
+            ControlSessionInfo(
+                id: "1123456789abcdef", label: nil, endpoints: ["billing"], ownerUID: 0,
+                registeredAt: now, ageSeconds: 0, attempts: 0, lastOutcome: nil),
+        ]
+        handler.cannedStatus = ["state": "running", "endpoints": ["auth", "billing"]]
+        let failed = try cli(["list", "--outcome", "failed"])
+        XCTAssertEqual(failed.status, 0, failed.err)
+        XCTAssertTrue(failed.out.contains("0123456789abcdef  -      auth,gone*"), failed.out)
+        XCTAssertFalse(failed.out.contains("1123456789abcdef"), failed.out)
+        XCTAssertTrue(failed.out.contains("\n1 of 2 sessions match.\n"), failed.out)
+        XCTAssertTrue(failed.out.contains("* not configured"), failed.out)
+        let never = try cli(["list", "--outcome", "none", "--endpoint", "billing"])
+        XCTAssertTrue(never.out.contains("1123456789abcdef"), never.out)
+        XCTAssertTrue(never.out.contains("just now"), never.out)
+        XCTAssertFalse(never.out.contains("* not configured"), never.out)
+        let none = try cli(["list", "--endpoint", "nowhere"])
+        XCTAssertEqual(none.out, "No sessions match (2 sessions in all).\n")
+        let json = try cli(["list", "--endpoint=auth", "--json"])
+        let items = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+        XCTAssertEqual(items.map { $0["id"] as? String }, ["0123456789abcdef"])
+        let bad = try cli(["list", "--outcome", "sideways"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.err.contains("--outcome takes one of ended, rejected"), bad.err)
+        handler.listed = Array(handler.listed.prefix(1))
+        XCTAssertTrue(
+            try cli(["list"]).out.hasSuffix(
+                "\n1 session.\n* not configured (any more): calls to it fail until an [Endpoint] with that Name= is back.\n"
+            ))
+    }
+
+    func testBashCompletionOffersSessionIDsAndEndpointsFromTheDaemon() throws {
+        handler.listed = [
+            ControlSessionInfo(
+                id: "0123456789abcdef", label: nil, endpoints: ["auth"], ownerUID: 0, registeredAt: 0, ageSeconds: 0,
+                attempts: 0, lastOutcome: nil)
+        ]
+        handler.cannedStatus = ["state": "running", "endpoints": ["auth", "billing"]]
+        XCTAssertEqual(try complete(["end", ""]), ["0123456789abcdef"])
+        XCTAssertEqual(try complete(["unregister", "01"]), ["0123456789abcdef"])
+        XCTAssertEqual(try complete(["register", "--endpoint", ""]), ["auth", "billing"])
+        XCTAssertEqual(try complete(["list", "--endpoint", "b"]), ["billing"])
+    }
+
+    /// What the shipped bash completion offers for `words` (the last is the word being typed),
+    /// with `--socket` pointing at the test's server.
+    private func complete(_ words: [String]) throws -> [String] {
+        var line = ["session-cleanup", words[0], "--socket", socketPath] + words.dropFirst()
+        line[0] = BuiltBinary.path
+        let script = CommandLineHelpTests.repositoryRoot + "/completion/session-cleanup.bash"
+        let quoted = line.map { "'\($0)'" }.joined(separator: " ")
+        let result = try CommandLineHelpTests.bash(
+            "source '\(script)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(line.count - 1); _session_cleanup; "
+                + "printf '%s\\n' \"${COMPREPLY[@]}\"")
+        return result.split(separator: "\n").map(String.init)
     }
 }

@@ -1,13 +1,27 @@
 import Glibc
 
-/// Where the daemon finds its configuration and keeps its state and socket.
+/// Where a daemon finds its configuration and keeps its state and socket: the system daemon's
+/// paths, or a user's own daemon's (`systemctl --user`, `session-cleanup --user`).
 ///
-/// Under systemd, `StateDirectory=` and `RuntimeDirectory=` set `$STATE_DIRECTORY` and
-/// `$RUNTIME_DIRECTORY`; started by hand, the defaults are `/var/lib/session-cleanup` and
-/// `/run/session-cleanup` for root, and `$XDG_STATE_HOME/session-cleanup` (or
-/// `~/.local/state/session-cleanup`) and `$XDG_RUNTIME_DIR/session-cleanup` (or
-/// `/tmp/session-cleanup-UID`) for anyone else, so tests and users need no root.
+/// | | system (`session-cleanup daemon`) | user (`session-cleanup --user daemon`) |
+/// |---|---|---|
+/// | configuration | `/etc/session-cleanup/session-cleanup.conf` | `$XDG_CONFIG_HOME/session-cleanup/session-cleanup.conf` (`~/.config/…`) |
+/// | state | `$STATE_DIRECTORY`, else `/var/lib/session-cleanup` | `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/session-cleanup` (`~/.local/state/…`) |
+/// | runtime (socket) | `$RUNTIME_DIRECTORY`, else `/run/session-cleanup` | `$RUNTIME_DIRECTORY`, else `$XDG_RUNTIME_DIR/session-cleanup` (`/run/user/UID/…`, or `/tmp/session-cleanup-UID`) |
+///
+/// Which one is chosen on the command line, never guessed from the uid: the system service runs
+/// as the unprivileged `session-cleanup` user.
 public struct DaemonPaths: Sendable, Equatable {
+    /// Which daemon the paths belong to.
+    public enum Instance: String, Sendable, Equatable {
+        /// The system service (`session-cleanup.service` under PID 1).
+        case system
+        /// One user's own daemon, under their user manager.
+        case user
+    }
+
+    /// Whose daemon this is.
+    public var instance: Instance
     /// The main configuration file.
     public var configFile: String
     /// Whether a missing configuration file is an error (it was named with `--config`).
@@ -22,11 +36,15 @@ public struct DaemonPaths: Sendable, Equatable {
     /// The control socket.
     public var controlSocket: String { runtimeDirectory + "/control.sock" }
 
+    /// The system daemon's default configuration file.
+    public static let systemConfigFile = Configuration.defaultPath
+
     /// Creates paths explicitly.
     public init(
-        configFile: String, configRequired: Bool, stateDirectory: String, runtimeDirectory: String,
-        credentialsDirectory: String?
+        instance: Instance = .system, configFile: String, configRequired: Bool, stateDirectory: String,
+        runtimeDirectory: String, credentialsDirectory: String?
     ) {
+        self.instance = instance
         self.configFile = configFile
         self.configRequired = configRequired
         self.stateDirectory = stateDirectory
@@ -34,30 +52,43 @@ public struct DaemonPaths: Sendable, Equatable {
         self.credentialsDirectory = credentialsDirectory
     }
 
-    /// Resolves the paths from the environment, as described above.
-    public static func resolve(configOption: String?, environment: (String) -> String? = Self.getEnvironment)
-        -> DaemonPaths
-    {
-        let uid = getuid()
-        // systemd passes colon-separated lists when a unit names several directories.
-        func first(_ name: String) -> String? {
-            guard let value = environment(name), !value.isEmpty else { return nil }
-            return String(value.split(separator: ":").first ?? Substring(value))
+    /// Resolves `instance`'s paths from the environment, as the table above says.
+    public static func resolve(
+        _ instance: Instance = .system, configOption: String?, environment: (String) -> String? = Self.getEnvironment
+    ) -> DaemonPaths {
+        let configFile: String
+        let state: String
+        let runtime: String
+        switch instance {
+        case .system:
+            configFile = systemConfigFile
+            state = first("STATE_DIRECTORY", environment) ?? "/var/lib/session-cleanup"
+            runtime = first("RUNTIME_DIRECTORY", environment) ?? "/run/session-cleanup"
+        case .user:
+            let home = homeDirectory(environment)
+            configFile =
+                (absolute("XDG_CONFIG_HOME", environment) ?? home + "/.config")
+                + "/session-cleanup/session-cleanup.conf"
+            state =
+                first("STATE_DIRECTORY", environment)
+                ?? (absolute("XDG_STATE_HOME", environment) ?? home + "/.local/state") + "/session-cleanup"
+            runtime = first("RUNTIME_DIRECTORY", environment) ?? userRuntimeDirectory(environment)
         }
-        let home = environment("HOME") ?? "/tmp"
-        let state =
-            first("STATE_DIRECTORY")
-            ?? (uid == 0
-                ? "/var/lib/session-cleanup"
-                : (first("XDG_STATE_HOME") ?? home + "/.local/state") + "/session-cleanup")
-        let runtime =
-            first("RUNTIME_DIRECTORY")
-            ?? (uid == 0
-                ? "/run/session-cleanup"
-                : first("XDG_RUNTIME_DIR").map { $0 + "/session-cleanup" } ?? "/tmp/session-cleanup-\(uid)")
         return DaemonPaths(
-            configFile: configOption ?? Configuration.defaultPath, configRequired: configOption != nil,
-            stateDirectory: state, runtimeDirectory: runtime, credentialsDirectory: first("CREDENTIALS_DIRECTORY"))
+            instance: instance, configFile: configOption ?? configFile, configRequired: configOption != nil,
+            stateDirectory: state, runtimeDirectory: runtime,
+            credentialsDirectory: first("CREDENTIALS_DIRECTORY", environment))
+    }
+
+    /// The socket a client of `instance` connects to: the daemon's ``controlSocket`` as its unit
+    /// (or the socket unit) makes it. Clients have no `$RUNTIME_DIRECTORY`, so this is the default.
+    public static func controlSocket(of instance: Instance, environment: (String) -> String? = Self.getEnvironment)
+        -> String
+    {
+        switch instance {
+        case .system: return ControlClient.defaultSocketPath
+        case .user: return userRuntimeDirectory(environment) + "/control.sock"
+        }
     }
 
     /// Reads one variable of this process's environment.
@@ -74,5 +105,41 @@ public struct DaemonPaths: Sendable, Equatable {
                 throw SystemCallError.current("mkdir", current)
             }
         }
+    }
+
+    // MARK: Private
+
+    /// A variable's first path: systemd passes colon-separated lists when a unit names several.
+    private static func first(_ name: String, _ environment: (String) -> String?) -> String? {
+        guard let value = environment(name), !value.isEmpty else { return nil }
+        return String(value.split(separator: ":").first ?? Substring(value))
+    }
+
+    /// An XDG base directory variable; the specification says a relative one is to be ignored.
+    private static func absolute(_ name: String, _ environment: (String) -> String?) -> String? {
+        guard let value = environment(name), value.hasPrefix("/") else { return nil }
+        return value
+    }
+
+    /// `$XDG_RUNTIME_DIR/session-cleanup`; without it (`su`, `sudo -u`), the user manager's
+    /// `/run/user/UID` if it exists, else `/tmp/session-cleanup-UID`.
+    private static func userRuntimeDirectory(_ environment: (String) -> String?) -> String {
+        if let base = absolute("XDG_RUNTIME_DIR", environment) { return base + "/session-cleanup" }
+        let uid = getuid()
+        var info = stat()
+        if stat("/run/user/\(uid)", &info) == 0, info.st_uid == uid { return "/run/user/\(uid)/session-cleanup" }
+        return "/tmp/session-cleanup-\(uid)"
+    }
+
+    /// `$HOME`, else the password database's home, else `/`.
+    private static func homeDirectory(_ environment: (String) -> String?) -> String {
+        if let home = absolute("HOME", environment) { return home }
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        if getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let home = entry.pw_dir {
+            return String(cString: home)
+        }
+        return "/"
     }
 }

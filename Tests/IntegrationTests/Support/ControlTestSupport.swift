@@ -103,6 +103,27 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
         }
     }
 
+    private var statusOverride: JSONValue?
+    private var reportOverride: JSONValue?
+
+    /// What `status` answers instead of `{"state":"running","sessions":N}`, if set.
+    var cannedStatus: JSONValue? {
+        get { locked { statusOverride } }
+        set { locked { statusOverride = newValue } }
+    }
+
+    /// What `end` answers instead of `{"ended":0}`, if set.
+    var cannedReport: JSONValue? {
+        get { locked { reportOverride } }
+        set { locked { reportOverride = newValue } }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
     var received: [Record] {
         lock.lock()
         defer { lock.unlock() }
@@ -130,9 +151,9 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
         case .list:
             reply(.sessions(listed))
         case .status:
-            reply(.status(["state": "running", "sessions": .integer(Int64(count))]))
+            reply(.status(cannedStatus ?? ["state": "running", "sessions": .integer(Int64(count))]))
         case .end:
-            reply(.ended(report: ["ended": 0]))
+            reply(.ended(report: cannedReport ?? ["ended": 0]))
         case .reload:
             reply(.reloaded(files: [], notes: []))
         }
