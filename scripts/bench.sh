@@ -7,7 +7,7 @@
 #   scripts/bench.sh --only stop --repeat 3      # any other bench.py option
 #
 # Env: BENCH_SCRATCH (swift build scratch path, default .build: the same release build the
-# system tests use, with the same flags, so scripts/test.sh builds it once).
+# system tests and the package use, scripts/build-release.sh, so scripts/test.sh builds it once).
 # Needs: a Swift 6 toolchain, cc, curl, xargs, python3 (standard library only); for the network
 # scenarios (origins, http2, cpu, memory) root, iproute2, iptables, nginx-light, openssl,
 # libcurl4-openssl-dev, libnetfilter-queue-dev, and valgrind for `cpu`.
@@ -24,10 +24,7 @@ done
 scratch=${BENCH_SCRATCH:-.build}
 mkdir -p bench-results/bin
 echo "== building session-cleanup (release, static Swift stdlib) in $scratch"
-swift build -c release --static-swift-stdlib --product session-cleanup -Xswiftc -warnings-as-errors \
-    --scratch-path "$scratch"
-bin=$(swift build -c release --static-swift-stdlib -Xswiftc -warnings-as-errors --scratch-path "$scratch" \
-    --show-bin-path)/session-cleanup
+bin=$(SC_SCRATCH=$scratch scripts/build-release.sh)
 echo "== building the load server, the network delayer and the C floor"
 cc -O2 -Wall -Wextra -o bench-results/bin/loadserver Benchmarks/LoadServer/loadserver.c
 cc -O2 -Wall -Wextra -o bench-results/bin/netdelay Benchmarks/NetDelay/netdelay.c -lnetfilter_queue

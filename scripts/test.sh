@@ -14,9 +14,10 @@ fi
 
 # nginx-light, tinyproxy: real HTTP/2, TLS and proxy peers for the engine's integration tests;
 # iproute2, iptables, libnetfilter-queue-dev: the benchmark's network namespace and delayer.
+# debhelper, dpkg-dev, lintian, scdoc: the Debian package the system tests install.
 packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc
     nginx-light tinyproxy iproute2 iptables libnetfilter-queue-dev)
-[ $system = 1 ] && packages+=(systemd-container mmdebstrap)
+[ $system = 1 ] && packages+=(systemd-container mmdebstrap debhelper dpkg-dev lintian scdoc)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -36,9 +37,14 @@ echo "== fuzz targets (libFuzzer + AddressSanitizer, a minute in all; a crash or
 scripts/fuzz.sh --total 60
 
 if [ $system = 1 ]; then
+    echo "== release build, Debian package (from the same build), lintian"
+    binary=$(scripts/build-release.sh)
+    mkdir -p dist
+    deb=$(scripts/package.sh 2> dist/package-build.log | tail -n1) \
+        || { tail -30 dist/package-build.log >&2; exit 1; }
+    lintian --fail-on error,warning "${deb%.deb}.changes"
     echo "== system tests (real systemd in a container)"
-    swift build -c release --static-swift-stdlib --product session-cleanup -Xswiftc -warnings-as-errors
-    SC_BINARY=.build/release/session-cleanup bash Tests/SystemTests/run.sh
+    SC_BINARY=$binary bash Tests/SystemTests/run.sh
 fi
 
 echo "== benchmark smoke test (functional checks only: server counts, crashes, exit statuses)"

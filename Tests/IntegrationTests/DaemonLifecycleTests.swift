@@ -28,6 +28,30 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertTrue(daemon.stderr.contains("SIGNAL=SIGINT"), daemon.stderr)
     }
 
+    func testStatusFollowsRegistrationsWithinASecondInOneMessagePerBurst() throws {
+        let daemon = try DaemonProcess(config: "[Endpoint]\nName=auth\nURL=http://127.0.0.1:1/{session}\n")
+        let ready = try XCTUnwrap(daemon.waitUntilReady()?.last)
+        XCTAssertTrue(ready.contains("STATUS=Ready: 0 sessions registered, 1 endpoint, stop budget 25 s"), ready)
+        func register(_ key: String) throws {
+            let result = try BuiltBinary.run(
+                ["register", "--endpoint", "auth", "--socket", daemon.socketPath], stdin: key + "\n")
+            XCTAssertEqual(result.status, 0, result.err)
+        }
+        try register("only-one")
+        let first = daemon.notify.receive(timeout: 2)
+        XCTAssertEqual(first, "STATUS=Ready: 1 session registered, 1 endpoint, stop budget 25 s")
+        let burstStart = Date()
+        for index in 0..<10 { try register("burst-\(index)") }
+        let burst = daemon.notify.receive(until: { $0.contains("11 sessions") }, timeout: 3) ?? []
+        XCTAssertLessThan(
+            Date().timeIntervalSince(burstStart), 10 * 0.5 + 1.5, "reported within a second of the last change")
+        XCTAssertLessThanOrEqual(burst.count, 3, "coalesced, not one per registration: \(burst)")
+        XCTAssertEqual(burst.last, "STATUS=Ready: 11 sessions registered, 1 endpoint, stop budget 25 s")
+        XCTAssertEqual(daemon.notify.drain(for: 1.2), [], "nothing more once it is up to date")
+        daemon.signal(SIGTERM)
+        XCTAssertNotNil(daemon.waitForExit(timeout: 30))
+    }
+
     func testSighupReloadsAGoodConfigurationAndReportsReadyAgain() throws {
         let scratch = try ScratchDirectory("reload")
         let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=5s\n", scratch: scratch)
@@ -36,7 +60,7 @@ final class DaemonLifecycleTests: XCTestCase {
         daemon.signal(SIGHUP)
         let messages = try XCTUnwrap(daemon.notify.receive(until: { $0.hasPrefix("READY=1") }, timeout: 5))
         XCTAssertTrue(messages.first?.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") ?? false, "\(messages)")
-        XCTAssertTrue(messages.last?.contains("stop budget 9.0 s") ?? false, "\(messages)")
+        XCTAssertTrue(messages.last?.contains("stop budget 9 s") ?? false, "\(messages)")
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
         XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=9000000"), "the new budget governs the stop run")

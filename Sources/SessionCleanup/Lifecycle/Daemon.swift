@@ -72,6 +72,7 @@ public final class Daemon {
         let runs: RunCoordinator
         let requests: SessionRequestHandler
         let controlServer: ControlServer
+        let statusLine: StatusLine
     }
 
     private let paths: DaemonPaths
@@ -135,7 +136,10 @@ public final class Daemon {
         let (controlServer, activated) = try ControlSocketSetup.open(
             paths: paths, control: settings.control, loop: loop, handler: requests, journal: journal)
         activatedSocket = activated
-        started = Started(committer: committer, runs: runs, requests: requests, controlServer: controlServer)
+        let statusLine = StatusLine(loop: loop, notifier: notifier) { [weak self] in self?.readyStatus ?? "" }
+        committer.onSessionCountChanged = { [weak statusLine] in statusLine?.changed() }
+        started = Started(
+            committer: committer, runs: runs, requests: requests, controlServer: controlServer, statusLine: statusLine)
         reportUnconfiguredEndpoints()
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
@@ -168,8 +172,9 @@ public final class Daemon {
 
     private var readyStatus: String {
         let settings = configuration.current
-        return "Ready: \(sessionCount) sessions registered, \(settings.endpoints.count) endpoints, "
-            + "stop budget \(settings.stop.budget.humanReadable)"
+        return "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+            + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
+            + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
     }
 
     // MARK: Signals
@@ -318,7 +323,7 @@ public final class Daemon {
         since received: MonotonicInstant, timing: [JournalField]
     ) {
         phase = .handingOver(since: received)
-        notifier.send([.stopping, .status("Restarting: handing \(sessionCount) sessions over")])
+        notifier.send([.stopping, .status("Restarting: handing \(HumanText.count(sessionCount, "session")) over")])
         journal.record(
             JournalEntry(
                 .info, "\(signal) received: \(unit.name) is being restarted; its sessions are kept",
@@ -331,6 +336,7 @@ public final class Daemon {
             finishHandOver()
             return
         }
+        started.statusLine.stop()
         started.runs.stopForHandOver()
         started.controlServer.close()
         let deadline = loop.clock.now().advanced(by: Self.handOverDrainLimit)
@@ -355,7 +361,7 @@ public final class Daemon {
         started?.committer.close()
         watchdog.stop()
         let took = loop.clock.now().duration(since: received)
-        let summary = "Handed \(kept) sessions over to the restarted daemon"
+        let summary = "Handed \(HumanText.count(kept, "session")) over to the restarted daemon"
         notifier.send([.status(summary)])
         journal.record(
             JournalEntry(
@@ -375,7 +381,9 @@ public final class Daemon {
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
         notifier.send([
             .stopping, .extendTimeout(settings.budget + Self.exitGrace),
-            .status("Stopping: ending \(sessionCount) sessions, \(settings.budget.humanReadable) budget"),
+            .status(
+                "Stopping: ending \(HumanText.count(sessionCount, "session")), "
+                    + "\(HumanText.duration(microseconds: settings.budget.microseconds)) budget"),
         ])
         // Registrations already accepted are acknowledged now, not after the stop run; then the
         // stop run's start is made durable, so a crash before its end does not forget it.
@@ -401,6 +409,7 @@ public final class Daemon {
             finishStop(budget, report: nil)
             return
         }
+        started.statusLine.stop()  // the stop run's progress owns STATUS= now
         started.runs.beginStopRun(
             budget: budget, onProgress: { [weak self] text in self?.notifier.send([.status(text)]) },
             completion: { [weak self] report in self?.finishStop(budget, report: report) })
@@ -423,7 +432,7 @@ public final class Daemon {
         let summary =
             left == 0
             ? "Stopped in \(took.humanReadable)"
-            : "Stopped in \(took.humanReadable), \(left) sessions kept for the next start"
+            : "Stopped in \(took.humanReadable), \(HumanText.count(left, "session")) kept for the next start"
         notifier.send([.status(summary)])
         journal.record(
             JournalEntry(

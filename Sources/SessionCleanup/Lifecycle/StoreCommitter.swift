@@ -16,6 +16,8 @@ final class StoreCommitter {
     private(set) var ownerCounts: [UInt32: Int] = [:]
     /// Whether a full compaction may run now; the daemon answers no while runs end sessions.
     var compactionAllowed: () -> Bool = { true }
+    /// Called whenever the number of stored sessions changes (for `STATUS=`).
+    var onSessionCountChanged: () -> Void = {}
 
     private let loop: EventLoop
     private let journal: any JournalSink
@@ -161,6 +163,7 @@ final class StoreCommitter {
     private func countOwner(_ uid: UInt32, by delta: Int) {
         let count = ownerCounts[uid, default: 0] + delta
         ownerCounts[uid] = count > 0 ? count : nil
+        onSessionCountChanged()
     }
 
     private func recordLoad(_ report: LoadReport) {
