@@ -1,44 +1,89 @@
 #!/bin/bash
-# Builds session-cleanup, installs it, and runs it: as a systemd service where systemd is PID 1,
-# in the foreground otherwise (a container, a build machine). Run as root from the source tree.
+# install.sh — installs session-cleanup on this machine as a Debian package, as root:
+#
+#   scripts/install.sh            # dist/'s newest package if there is one, else build it first
+#   scripts/install.sh --build    # build the package from this tree first in any case
+#
+# Building needs the Swift toolchain (its tarball from swift.org, extracted, usr/bin on PATH):
+# this installs the toolchain's own prerequisites (swift.org's list for Debian 12) and the
+# project's, checks that `swift --version` runs, then runs scripts/package.sh. Installing is
+# `apt-get install ./dist/session-cleanup_…deb`: apt pulls in what the package needs, and the
+# package enables and starts the service where systemd is PID 1. Elsewhere (a container, a
+# build machine) the package is installed and enabled for the next boot, and this says how to
+# run the daemon in the foreground instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root (it installs packages and a system service)" >&2; exit 1; }
-command -v swift >/dev/null || { echo "install.sh: needs a Swift 6 toolchain on PATH (swift.org/install)" >&2; exit 1; }
+build=0
+case "${1:-}" in
+    --build) build=1 ;;
+    "") ;;
+    *) echo "usage: scripts/install.sh [--build]" >&2; exit 2 ;;
+esac
 
-# Build dependencies; at run time the binary needs only libc, libstdc++, libsystemd0 and libcurl4.
-need=()
-[ -e /usr/include/systemd/sd-daemon.h ] || need+=(libsystemd-dev)
-[ -e /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -e /usr/include/curl/curl.h ] || need+=(libcurl4-openssl-dev)
-dpkg -s ca-certificates >/dev/null 2>&1 || need+=(ca-certificates)
-if [ ${#need[@]} -gt 0 ]; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+arch=$(dpkg --print-architecture)
+deb=$(find dist -maxdepth 1 -name "session-cleanup_*_$arch.deb" 2>/dev/null | sort -V | tail -n1)
+
+if [ $build = 1 ] || [ -z "$deb" ]; then
+    # swift.org's prerequisites of the toolchain tarball on Debian 12, then ours (libsystemd,
+    # the package tools, scdoc for the man pages).
+    toolchain=(binutils gcc git libcurl4-openssl-dev libedit-dev libicu-dev libncurses-dev libpython3-dev
+        libsqlite3-dev libstdc++-12-dev libxml2-dev pkg-config tzdata uuid-dev)
+    project=(libsystemd-dev ca-certificates debhelper dpkg-dev python3 scdoc)
+    missing=()
+    for p in "${toolchain[@]}" "${project[@]}"; do
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing build prerequisites: ${missing[*]}"
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    fi
+    if ! command -v swift >/dev/null; then
+        echo "install.sh: no 'swift' on PATH. Download the Swift 6 toolchain for Debian 12 from" >&2
+        echo "  https://www.swift.org/install/linux/debian/12/ , extract it, and put its usr/bin on PATH:" >&2
+        echo "  export PATH=/opt/swift/usr/bin:\$PATH    (or build once elsewhere and copy dist/*.deb here)" >&2
+        exit 1
+    fi
+    if ! version=$(swift --version 2>&1); then
+        echo "install.sh: 'swift --version' fails — the toolchain cannot run here:" >&2
+        echo "$version" | sed 's/^/  /' >&2
+        exit 1
+    fi
+    echo "== building the package with $(head -n1 <<< "$version")"
+    deb=$(scripts/package.sh | tail -n1)
 fi
 
-# --static-swift-stdlib: a system service must not depend on where the toolchain lives.
-swift build -c release --static-swift-stdlib --product session-cleanup
-install -D -m 0755 .build/release/session-cleanup /usr/bin/session-cleanup
-install -D -m 0644 systemd/session-cleanup.service /etc/systemd/system/session-cleanup.service
-install -D -m 0644 systemd/session-cleanup.socket /etc/systemd/system/session-cleanup.socket
-# The service's user and group (the socket's group: its members may register sessions).
-install -D -m 0644 systemd/session-cleanup.sysusers /usr/lib/sysusers.d/session-cleanup.conf
-systemd-sysusers /usr/lib/sysusers.d/session-cleanup.conf
-install -D -m 0644 README.md /usr/local/share/doc/session-cleanup/README.md
-install -d -m 0755 /etc/session-cleanup /etc/session-cleanup/session-cleanup.conf.d
-# Never overwrite an operator's configuration.
-[ -e /etc/session-cleanup/session-cleanup.conf ] || install -m 0644 systemd/session-cleanup.conf /etc/session-cleanup/session-cleanup.conf
-/usr/bin/session-cleanup check-config
+# Units an earlier install.sh copied to /etc (before there was a package) would hide the
+# package's: move them aside.
+for old in /etc/systemd/system/session-cleanup.service /etc/systemd/system/session-cleanup.socket; do
+    if [ -f "$old" ] && [ ! -L "$old" ] && grep -q 'session-cleanup' "$old" \
+            && grep -q -e '^ExecStart=/usr/bin/session-cleanup daemon' -e '^ListenStream=/run/session-cleanup/' "$old"; then
+        mv "$old" "$old.pre-package"
+        echo "== moved $old (from an earlier install.sh) aside: $old.pre-package"
+    fi
+done
+rm -rf /usr/local/share/doc/session-cleanup
+
+echo "== installing $deb"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q "./$deb"
 
 if [ -d /run/systemd/system ]; then
-    systemctl daemon-reload
-    systemctl enable session-cleanup.socket session-cleanup.service
-    # A running daemon is restarted onto the new binary: a restart keeps every session.
-    systemctl restart session-cleanup.service
     systemctl --no-pager status session-cleanup.service || true
-    echo "Installed. Register sessions with: session-cleanup register --endpoint NAME < keyfile"
 else
-    echo "systemd is not PID 1 here: running the daemon in the foreground (Ctrl-C ends it, ending its sessions)."
-    exec /usr/bin/session-cleanup daemon
+    echo "systemd is not PID 1 here: the service is enabled and starts at the next boot under systemd."
+    echo "To run the daemon now, in the foreground (Ctrl-C stops it and ends its sessions):"
+    echo "  session-cleanup daemon"
 fi
+# The closing hint: with no [Endpoint] yet nothing can be registered, and check-config says how.
+check=$(session-cleanup check-config 2>&1) || true
+echo
+if grep -q 'No \[Endpoint\] yet' <<< "$check"; then
+    echo "Installed. Next, configure the endpoint(s) that end your sessions:"
+    sed -n '/No \[Endpoint\] yet/,$p' <<< "$check"
+else
+    echo "$check"
+fi
+echo 'Register a session with: echo "$KEY" | session-cleanup register --endpoint NAME   (man session-cleanup)'
+

@@ -40,7 +40,7 @@ fi
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 mkdir -p dist
-stem=dist/session-cleanup_${changelog_version}_$arch
+stem=dist/session-cleanup_${version:-$changelog_version}_$arch
 SC_PACKAGE_VERSION=$version dpkg-buildpackage -b --no-sign \
     --buildinfo-file="$stem.buildinfo" --changes-file="$stem.changes" \
     --buildinfo-option=-udist --changes-option=-udist >&2

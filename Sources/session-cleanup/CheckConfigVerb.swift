@@ -54,11 +54,7 @@ enum CheckConfigVerb: Verb {
                     "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout "
                         + HumanText.duration(microseconds: endpoint.timeout.microseconds))
             }
-            if configuration.endpoints.isEmpty {
-                print(
-                    "  No [Endpoint] yet: sessions can only be registered once one is configured "
-                        + "(see session-cleanup.conf(5)).")
-            }
+            if configuration.endpoints.isEmpty { print(noEndpointHint(paths)) }
             return .success
         } catch {
             for problem in error.problems { printError("session-cleanup: \(problem)") }
@@ -66,5 +62,19 @@ enum CheckConfigVerb: Verb {
             printError("session-cleanup: configuration invalid: \(HumanText.count(count, "problem"))")
             return .configurationInvalid
         }
+    }
+
+    /// What to do when nothing can be registered yet: where an `[Endpoint]` goes, and how to apply it.
+    static func noEndpointHint(_ paths: DaemonPaths) -> String {
+        let user = paths.instance == .user
+        return """
+              No [Endpoint] yet: sessions can be registered only once one is configured, e.g. in
+              \(paths.configFile).d/50-auth.conf:
+                  [Endpoint]
+                  Name=auth
+                  URL=https://auth.example.com/user/{session}/endsession
+              then: session-cleanup\(user ? " --user" : "") check-config && systemctl\(user ? " --user" : "") reload session-cleanup
+              (see session-cleanup.conf(5))
+            """
     }
 }
