@@ -54,14 +54,13 @@ enum ListVerb: Verb {
             )
             return .success
         }
-        // Which endpoints are still configured: from `status` (nil when it cannot be had).
-        let configured = configuredEndpoints(options)
         var unconfiguredSeen = false
         let now = wallClockMicroseconds()
         var rows = [["ID", "LABEL", "ENDPOINTS", "OWNER", "REGISTERED", "ATTEMPTS", "LAST OUTCOME"]]
         for session in sessions {
+            let unconfigured = session.unconfiguredEndpoints ?? []
             let endpoints = session.endpoints.map { name -> String in
-                guard let configured, !configured.contains(name) else { return name }
+                guard unconfigured.contains(name) else { return name }
                 unconfiguredSeen = true
                 return name + "*"
             }
@@ -81,18 +80,6 @@ enum ListVerb: Verb {
             print("* not configured (any more): calls to it fail until an [Endpoint] with that Name= is back.")
         }
         return .success
-    }
-
-    /// The endpoints the daemon has configured, or nil if its status says nothing.
-    private static func configuredEndpoints(_ options: Options) -> Set<String>? {
-        guard let response = try? ControlVerbSupport.perform(.status, options, verb: "list", timeout: .seconds(5)),
-            case .array(let names)? = response.status?["endpoints"]
-        else { return nil }
-        return Set(
-            names.compactMap { name -> String? in
-                if case .string(let text) = name { return text }
-                return nil
-            })
     }
 
     /// `alice`, or the number when the uid has no name here.

@@ -43,7 +43,8 @@ final class CommandLineHelpTests: XCTestCase {
     func testEveryVerbHasItsOwnHelpWithItsOptionsAndAnExample() throws {
         let verbs = try verbs()
         XCTAssertEqual(
-            verbs, ["daemon", "check-config", "register", "unregister", "list", "status", "end", "version", "help"])
+            verbs,
+            ["daemon", "check-config", "register", "unregister", "list", "status", "end", "reload", "version", "help"])
         var texts: Set<String> = []
         for verb in verbs {
             let help = try BuiltBinary.run([verb, "--help"])

@@ -245,12 +245,12 @@ final class ControlVerbTests: XCTestCase {
         handler.listed = [
             ControlSessionInfo(
                 id: "0123456789abcdef", label: nil, endpoints: ["auth", "gone"], ownerUID: 0,
-                registeredAt: now - 3_600_000_000, ageSeconds: 3_600, attempts: 4, lastOutcome: "failed"),
+                registeredAt: now - 3_600_000_000, ageSeconds: 3_600, attempts: 4, lastOutcome: "failed",
+                unconfiguredEndpoints: ["gone"]),
             ControlSessionInfo(
                 id: "1123456789abcdef", label: nil, endpoints: ["billing"], ownerUID: 0,
                 registeredAt: now, ageSeconds: 0, attempts: 0, lastOutcome: nil),
         ]
-        handler.cannedStatus = ["state": "running", "endpoints": ["auth", "billing"]]
         let failed = try cli(["list", "--outcome", "failed"])
         XCTAssertEqual(failed.status, 0, failed.err)
         XCTAssertTrue(failed.out.contains("0123456789abcdef  -      auth,gone*"), failed.out)
