@@ -34,27 +34,45 @@ final class DocumentationTests: XCTestCase {
         return names
     }
 
-    /// The loader's error for `text`, or "" if it loads.
+    /// The loader's problems with `text` (as the file `probe`), one per line; "" if it loads.
     private func loaderError(_ text: String) -> String {
         do {
-            _ = try ConfigurationLoader.build(from: try ConfigFile.parse(text, file: "probe"))
+            _ = try ConfigurationLoader.load(files: [(path: "probe", bytes: Array(text.utf8))])
             return ""
         } catch {
             return error.description
         }
     }
 
+    /// Whether `text` draws, on `line`, the same complaint as `reference` (with `placeholder`
+    /// standing for `name`) — the complaint about something the loader does not know. What the
+    /// loader adds in parentheses ("did you mean …") changes nothing.
+    private func sameComplaint(
+        _ text: String, as reference: String, line: Int, placeholder: String, name: String
+    ) -> Bool {
+        let prefix = "probe:\(line):"
+        guard
+            let unknown = loaderError(reference).split(separator: "\n").first(where: { $0.hasPrefix(prefix) })?
+                .replacing(placeholder, with: name)
+        else { return false }
+        // What follows in parentheses (a suggestion, a pointer to the documentation) varies.
+        let complaint = unknown.components(separatedBy: " (").first ?? String(unknown)
+        return loaderError(text).split(separator: "\n").contains { $0.hasPrefix(complaint) }
+    }
+
     /// The sections and keys the loader knows.
     private func knownKeys() throws -> [String: Set<String>] {
         let names = try candidates()
-        let unknownSection = loaderError("[ZzNoSuchSection]\n")
         var known: [String: Set<String>] = [:]
         for section in names
-        where loaderError("[\(section)]\n") != unknownSection.replacing("ZzNoSuchSection", with: section) {
-            let unknownKey = loaderError("[\(section)]\nZzNoSuchKey=\n")
+        where !sameComplaint(
+            "[\(section)]\n", as: "[ZzNoSuchSection]\n", line: 1, placeholder: "ZzNoSuchSection", name: section)
+        {
             known[section] = Set(
                 names.filter { key in
-                    loaderError("[\(section)]\n\(key)=\n") != unknownKey.replacing("ZzNoSuchKey", with: key)
+                    !sameComplaint(
+                        "[\(section)]\n\(key)=\n", as: "[\(section)]\nZzNoSuchKey=\n", line: 2,
+                        placeholder: "ZzNoSuchKey", name: key)
                 })
         }
         return known
