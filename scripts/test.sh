@@ -43,8 +43,11 @@ if [ $system = 1 ]; then
     deb=$(scripts/package.sh 2> dist/package-build.log | tail -n1) \
         || { tail -30 dist/package-build.log >&2; exit 1; }
     lintian --fail-on error,warning "${deb%.deb}.changes"
-    echo "== system tests (real systemd in a container)"
-    SC_BINARY=$binary bash Tests/SystemTests/run.sh
+    # The same tree packaged with a higher version: the system tests' upgrade.
+    upgrade=$(scripts/package.sh --version "$(dpkg-deb -f "$deb" Version)+upgradetest1" 2>> dist/package-build.log \
+        | tail -n1) || { tail -30 dist/package-build.log >&2; exit 1; }
+    echo "== system tests (real systemd in a container; the cases run against the installed package)"
+    SC_DEB=$deb SC_DEB_UPGRADE=$upgrade bash Tests/SystemTests/run.sh
 fi
 
 echo "== benchmark smoke test (functional checks only: server counts, crashes, exit statuses)"

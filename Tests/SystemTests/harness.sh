@@ -10,6 +10,8 @@
 #   sc_boot NAME [nspawn-args]   fresh overlay, boot, wait for running/degraded
 #   sc_exec NAME CMD...          run CMD inside (nsenter, clean environment, stdin passes)
 #   sc_prop NAME UNIT PROP       systemctl show -p PROP --value UNIT (inside)
+#   sc_unit_file NAME UNIT       the unit's file inside (a staged /etc copy, or the package's)
+#   sc_deb_layer DEB             the package installed on the base rootfs, as a layer (cached)
 #   sc_journal NAME ARGS...      journalctl on the run's persistent journal, read from outside
 #   sc_poweroff NAME [TIMEOUT_S] full systemd shutdown inside, wait for nspawn to exit
 #   sc_kill NAME                 SIGKILL only what this harness started (its own cgroup)
@@ -25,7 +27,10 @@
 #                   (systemd-sysusers --root): the user and group exist when the socket unit starts
 #   SC_CONF      -> /etc/session-cleanup/session-cleanup.conf
 #   SC_EXTRA_DIR -> contents copied to /opt/sc-test
-#   SC_ENABLE    -> unit names to enable at boot (multi-user.target.wants)
+#   SC_ENABLE    -> unit names to enable at boot (multi-user.target.wants; .socket: sockets.target.wants)
+#   SC_DEB_LAYER -> a layer from sc_deb_layer (the package installed with dpkg -i) under the run;
+#                   SC_BINARY/SC_UNIT/SC_SOCKET_UNIT/SC_SYSUSERS that point into it are not staged:
+#                   the run sees what the package put there (/usr/bin, /lib/systemd/system, …)
 # Everything a run leaves (journal, files the daemon wrote) stays in
 #   ${SC_SANDBOX_ROOT:-/var/tmp/session-cleanup-sandbox}/runs/NAME/upper until sc_cleanup.
 #
@@ -44,7 +49,10 @@ SC_MIRROR=${SC_MIRROR:-$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc
 SC_MIRROR=${SC_MIRROR:-http://deb.debian.org/debian}
 # libcurl4: the daemon links libcurl; python3: test HTTP servers run inside the container.
 # procps: /bin/kill, which the usual ExecReload=/bin/kill -HUP $MAINPID needs (not in minbase).
-SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps}
+# libpam-systemd: login sessions registered with logind, so a user's manager starts and stops
+# with them (the user-instance case). man-db: `systemd-analyze verify` checks that a unit's
+# Documentation=man:… pages exist (the package's man pages).
+SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps,libpam-systemd,man-db}
 SC_HOST_PACKAGES=(systemd-container mmdebstrap libsystemd-dev libcurl4-openssl-dev)
 SC_BOOT_TIMEOUT_S=${SC_BOOT_TIMEOUT_S:-60}
 SC_CG_PARENT=${SC_CG_PARENT:-session-cleanup-tests}   # our sub-cgroup in the host's cgroup trees (one per concurrent runner)
@@ -129,6 +137,48 @@ sc_setup() {
     ) 9> "$SC_SANDBOX_ROOT/.setup.lock"
 }
 
+# --------------------------------------------------------------------------------- package layer
+# sc_deb_layer DEB : a layer holding DEB installed with dpkg -i on the base rootfs (built once per
+# .deb content, shared by every boot). Prints the layer's directory. Its units are not enabled
+# (no .wants links), so each case starts what it tests when it wants; the package case installs
+# the .deb for real instead.
+sc_deb_layer() {
+    local deb=${1:?usage: sc_deb_layer DEB} sum layer
+    [ -f "$deb" ] || { sc_err "package $deb not found"; return 1; }
+    [ -e "$SC_BASE/.sc-ready" ] || { sc_err "no base rootfs: run sc_setup first"; return 1; }
+    sum=$(cat "$SC_BASE/.sc-ready" "$deb" | sha256sum | cut -c1-16)
+    layer=$SC_SANDBOX_ROOT/deb-$sum
+    (
+        flock 9
+        [ -e "$layer/.sc-ready" ] && exit 0
+        local t0 tmp; t0=$(sc_ms); tmp=$layer.tmp
+        rm -rf "$tmp" && mkdir -p "$tmp/upper" "$tmp/work" "$tmp/merged" || exit 1
+        chmod 0755 "$tmp/upper"
+        cp "$deb" "$tmp/package.deb"
+        unshare --mount --propagation private -- bash -c '
+            set -e
+            t=$1; base=$2
+            mount -t overlay overlay -o "lowerdir=$base,upperdir=$t/upper,workdir=$t/work" "$t/merged"
+            mount -t proc proc "$t/merged/proc"
+            mount --bind /dev "$t/merged/dev"
+            mkdir -p "$t/merged/tmp/sc-deb"
+            mount --bind "$t" "$t/merged/tmp/sc-deb"
+            chroot "$t/merged" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+                dpkg -i /tmp/sc-deb/package.deb
+            umount "$t/merged/tmp/sc-deb"
+            rmdir "$t/merged/tmp/sc-deb"
+        ' sc-deb-layer "$tmp" "$SC_BASE" > "$tmp/dpkg.log" 2>&1 \
+            || { cat "$tmp/dpkg.log" >&2; sc_err "dpkg -i $deb into the package layer failed"; exit 1; }
+        # Not enabled at boot: a case starts the daemon itself (SC_ENABLE enables it at boot).
+        rm -f "$tmp"/upper/etc/systemd/system/*.wants/session-cleanup.* "$tmp"/upper/etc/systemd/user/*.wants/session-cleanup.*
+        rm -rf "$tmp/work" "$tmp/merged" "$tmp/package.deb"
+        mv "$tmp/upper" "$layer.new" && mv "$tmp/dpkg.log" "$layer.new/.sc-dpkg.log" && rm -rf "$tmp" || exit 1
+        rm -rf "$layer" && mv "$layer.new" "$layer" && touch "$layer/.sc-ready"
+        sc_log "package layer $layer built in $(( $(sc_ms) - t0 )) ms"
+    ) 9> "$SC_SANDBOX_ROOT/.deb-layer.lock" >&2 || return 1
+    echo "$layer"
+}
+
 # ------------------------------------------------------------------------------------ run helpers
 sc_leader_pid() {   # host PID of the container's systemd (PID 1 inside), read from our cgroup
     local cg=$SC_CG_MAIN/$SC_CG_PARENT/$1/payload f p
@@ -148,6 +198,7 @@ sc_exec() {         # sc_exec NAME CMD... : run CMD inside the container with a 
 }
 
 sc_prop() { sc_exec "$1" systemctl show -p "$3" --value "$2"; }
+sc_unit_file() { sc_prop "$1" "$2" FragmentPath; }   # sc_unit_file NAME UNIT : its file inside
 
 sc_journal() {      # reads the persistent journal from outside: works while running and after poweroff
     local name=$1; shift
@@ -183,22 +234,25 @@ sc_mount_holders() {
 }
 
 # Copy the files under test into the run's upper dir (the overlay shows them at boot).
+# From the package layer (SC_DEB_LAYER) when FILE lies in it: then it is not staged again.
+_sc_from_layer() { [ -n "${SC_DEB_LAYER:-}" ] && [ "${1#"$SC_DEB_LAYER"/}" != "$1" ]; }
+
 _sc_stage() (
     local up=$1
     umask 022   # parent dirs created here replace the lower dirs' modes (e.g. /usr) in the overlay
-    if [ -n "${SC_BINARY:-}" ]; then
+    if [ -n "${SC_BINARY:-}" ] && ! _sc_from_layer "$SC_BINARY"; then
         [ -f "$SC_BINARY" ] || { sc_err "SC_BINARY=$SC_BINARY not found"; exit 1; }
         install -D -m 0755 "$SC_BINARY" "$up/usr/bin/session-cleanup" || exit 1
     fi
-    if [ -n "${SC_UNIT:-}" ]; then
+    if [ -n "${SC_UNIT:-}" ] && ! _sc_from_layer "$SC_UNIT"; then
         [ -f "$SC_UNIT" ] || { sc_err "SC_UNIT=$SC_UNIT not found"; exit 1; }
         install -D -m 0644 "$SC_UNIT" "$up/etc/systemd/system/session-cleanup.service" || exit 1
     fi
-    if [ -n "${SC_SOCKET_UNIT:-}" ]; then
+    if [ -n "${SC_SOCKET_UNIT:-}" ] && ! _sc_from_layer "$SC_SOCKET_UNIT"; then
         [ -f "$SC_SOCKET_UNIT" ] || { sc_err "SC_SOCKET_UNIT=$SC_SOCKET_UNIT not found"; exit 1; }
         install -D -m 0644 "$SC_SOCKET_UNIT" "$up/etc/systemd/system/session-cleanup.socket" || exit 1
     fi
-    if [ -n "${SC_SYSUSERS:-}" ]; then
+    if [ -n "${SC_SYSUSERS:-}" ] && ! _sc_from_layer "$SC_SYSUSERS"; then
         [ -f "$SC_SYSUSERS" ] || { sc_err "SC_SYSUSERS=$SC_SYSUSERS not found"; exit 1; }
         install -D -m 0644 "$SC_SYSUSERS" "$up/usr/lib/sysusers.d/session-cleanup.conf" || exit 1
         # The account files as the rootfs has them, then the user and group added to them.
@@ -219,9 +273,15 @@ _sc_stage() (
         mkdir -p "$up/opt/sc-test" && cp -a "$SC_EXTRA_DIR"/. "$up/opt/sc-test/" || exit 1
     fi
     local u
+    local u target wants
     for u in ${SC_ENABLE:-}; do
-        mkdir -p "$up/etc/systemd/system/multi-user.target.wants"
-        ln -sf "/etc/systemd/system/$u" "$up/etc/systemd/system/multi-user.target.wants/$u"
+        # Staged units are in /etc; the package's in /lib.
+        target=/etc/systemd/system/$u
+        [ -e "$up$target" ] || target=/lib/systemd/system/$u
+        wants=multi-user.target.wants
+        [ "${u##*.}" = socket ] && wants=sockets.target.wants
+        mkdir -p "$up/etc/systemd/system/$wants"
+        ln -sf "$target" "$up/etc/systemd/system/$wants/$u"
     done
 )
 
@@ -231,7 +291,7 @@ _sc_inner() {
     local run rc=0; run=$(sc_run_dir "$name")
     # volatile: the container's fsync()s are no-ops (test data only; crash durability can't be
     # tested in here).
-    mount -t overlay overlay -o "lowerdir=$SC_BASE,upperdir=$run/upper,workdir=$run/work,volatile" \
+    mount -t overlay overlay -o "lowerdir=${SC_DEB_LAYER:+$SC_DEB_LAYER:}$SC_BASE,upperdir=$run/upper,workdir=$run/work,volatile" \
         "$run/merged" || { echo 97 > "$run/nspawn.rc"; exit 97; }
     (
         # Move only this subshell (about to become systemd-nspawn) into our cgroups: the
@@ -388,6 +448,12 @@ sc_need_daemon() {  # sc_need_daemon CASE : the daemon cases' preamble
     # binary: CASE is skipped. A binary without its unit file is a broken tree: CASE aborts.
     local root
     root=$(cd "$(dirname "$SC_HARNESS")/../.." && pwd)
+    if [ -n "${SC_DEB_LAYER:-}" ]; then     # what the package installed
+        export SC_BINARY=${SC_BINARY:-$SC_DEB_LAYER/usr/bin/session-cleanup}
+        export SC_UNIT=${SC_UNIT:-$SC_DEB_LAYER/usr/lib/systemd/system/session-cleanup.service}
+        export SC_SOCKET_UNIT=${SC_SOCKET_UNIT:-$SC_DEB_LAYER/usr/lib/systemd/system/session-cleanup.socket}
+        export SC_SYSUSERS=${SC_SYSUSERS:-$SC_DEB_LAYER/usr/lib/sysusers.d/session-cleanup.conf}
+    fi
     export SC_BINARY=${SC_BINARY:-$root/.build/release/session-cleanup}
     export SC_UNIT=${SC_UNIT:-$root/systemd/session-cleanup.service}
     export SC_SOCKET_UNIT=${SC_SOCKET_UNIT:-$root/systemd/session-cleanup.socket}
@@ -408,6 +474,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     cmd=${1:-}; shift || true
     case "$cmd" in
         setup)    sc_setup ;;
+        deb-layer) sc_deb_layer "$@" ;;
         boot)     sc_boot "$@" ;;
         exec)     sc_exec "$@" ;;
         prop)     sc_prop "$@" ;;

@@ -3,7 +3,9 @@
 #
 #   sudo Tests/SystemTests/run.sh [CASE-NAME-SUBSTRING...]
 #
-# env: SC_BINARY  daemon binary (default: .build/release/session-cleanup, built with
+# env: SC_DEB     the Debian package: installed (dpkg -i) into a layer under every container; the
+#                 cases then test what it put there (scripts/test.sh sets it)
+#      SC_BINARY  daemon binary (default: .build/release/session-cleanup, built with
 #                 `swift build -c release --static-swift-stdlib` if missing)
 #      SC_UNIT    unit file (default: systemd/session-cleanup.service)
 #      SC_SANDBOX_ROOT  rootfs + runs (default /var/tmp/session-cleanup-sandbox)
@@ -24,9 +26,19 @@ sc_log "setup: $(( $(sc_ms) - t_all )) ms"
 
 total_pass=0; total_fail=0
 
+# The package under test (scripts/test.sh sets SC_DEB): installed once with dpkg -i into a layer
+# every container boots with, so the cases run against what the package put there.
+if [ -n "${SC_DEB:-}" ]; then
+    SC_DEB=$(readlink -f "$SC_DEB")
+    if ! SC_DEB_LAYER=$(sc_deb_layer "$SC_DEB"); then
+        echo "0 passed, 1 failed"; exit 1
+    fi
+    export SC_DEB SC_DEB_LAYER
+fi
+
 # The daemon under test: build the default binary if it is missing (static Swift stdlib: the
 # rootfs has no Swift runtime).  A failed build is a failure, not a silent skip.
-if [ -z "${SC_BINARY:-}" ]; then
+if [ -z "${SC_BINARY:-}" ] && [ -z "${SC_DEB_LAYER:-}" ]; then
     SC_BINARY=$ROOT/.build/release/session-cleanup
     if [ ! -x "$SC_BINARY" ]; then
         sc_log "building $SC_BINARY"
@@ -35,10 +47,13 @@ if [ -z "${SC_BINARY:-}" ]; then
         fi
     fi
 fi
-SC_UNIT=${SC_UNIT:-$ROOT/systemd/session-cleanup.service}
-SC_BINARY=$(readlink -f "$SC_BINARY" || echo "$SC_BINARY")    # cases cd nowhere, but be safe
-SC_UNIT=$(readlink -f "$SC_UNIT" || echo "$SC_UNIT")
-export SC_BINARY SC_UNIT SC_SANDBOX_ROOT
+if [ -z "${SC_DEB_LAYER:-}" ]; then
+    SC_UNIT=${SC_UNIT:-$ROOT/systemd/session-cleanup.service}
+    SC_BINARY=$(readlink -f "$SC_BINARY" || echo "$SC_BINARY")    # cases cd nowhere, but be safe
+    SC_UNIT=$(readlink -f "$SC_UNIT" || echo "$SC_UNIT")
+    export SC_BINARY SC_UNIT
+fi
+export SC_SANDBOX_ROOT
 
 results=$(mktemp); trap 'rm -f "$results"; _sc_on_exit' EXIT
 for c in "$HERE"/cases/*.sh; do

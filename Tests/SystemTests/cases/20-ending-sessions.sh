@@ -91,9 +91,9 @@ start_unit() { check "systemctl start $U ($1)" x systemctl start $U || { sc_dump
 sc_boot "$CT" || sc_abort "boot container $CT"
 
 # --- 6. the unit verifies in place (the binary it names exists inside)
-check "systemd-analyze verify $U.service" x systemd-analyze verify /etc/systemd/system/$U.service
+check "systemd-analyze verify $U.service" x systemd-analyze verify "$(sc_unit_file "$CT" $U.service)"
 # The hardening stays as documented: an exposure score of at most 2.0 ("OK").
-exposure=$(x systemd-analyze security --offline=yes /etc/systemd/system/$U.service 2>&1 | awk '/Overall exposure level/ {print $(NF-2)}')
+exposure=$(x systemd-analyze security --offline=yes "$(sc_unit_file "$CT" $U.service)" 2>&1 | awk '/Overall exposure level/ {print $(NF-2)}')
 sc_log "systemd-analyze security: exposure $exposure"
 check "systemd-analyze security: exposure ${exposure:-?} <= 2.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e + 0 <= 2.0) }'
 

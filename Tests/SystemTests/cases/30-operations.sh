@@ -70,8 +70,8 @@ sc_boot "$CT" || sc_abort "boot container $CT"
 
 # ------------------------------------------------------------------------- the shipped units
 check "systemd-analyze verify $U.service $U.socket" \
-    x systemd-analyze verify /etc/systemd/system/$U.service /etc/systemd/system/$U.socket
-exposure=$(x systemd-analyze security --offline=yes /etc/systemd/system/$U.service 2>&1 \
+    x systemd-analyze verify "$(sc_unit_file "$CT" $U.service)" "$(sc_unit_file "$CT" $U.socket)"
+exposure=$(x systemd-analyze security --offline=yes "$(sc_unit_file "$CT" $U.service)" 2>&1 \
     | awk '/Overall exposure level/ {print $(NF-2)}')
 sc_log "systemd-analyze security: exposure $exposure"
 check "systemd-analyze security: exposure ${exposure:-?} <= 1.5" awk -v e="${exposure:-99}" 'BEGIN { exit !(e + 0 <= 1.5) }'
