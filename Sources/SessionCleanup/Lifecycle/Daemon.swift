@@ -298,7 +298,9 @@ public final class Daemon {
         let problem: String
         do {
             try DaemonConfigurationLoader.checkCredentials(of: configuration.current, in: paths.credentialsDirectory)
-            switch NextStartCheck.run(configFile: paths.configFile, required: paths.configRequired) {
+            switch NextStartCheck.run(
+                configFile: paths.configFile, required: paths.configRequired, instance: paths.instance)
+            {
             case .valid: return decision
             case .unknown(let why):
                 journal.record(

@@ -19,12 +19,12 @@ enum NextStartCheck {
     /// The longest the check may take.
     static let timeout: Duration = .seconds(1)
 
-    /// Runs `BINARY check-config --config FILE`, the binary being the one this process was
-    /// started from, as it is on disk now.
-    static func run(configFile: String, required: Bool) -> Verdict {
+    /// Runs `BINARY [--user] check-config --config FILE`, the binary being the one this process
+    /// was started from, as it is on disk now (`--user` for a user's daemon: its own files).
+    static func run(configFile: String, required: Bool, instance: DaemonPaths.Instance = .system) -> Verdict {
         guard let binary = binaryOnDisk() else { return .unknown("the executable's path is unknown") }
         // What the daemon itself refuses at start, not what check-config checks of the host.
-        var arguments = [binary, "check-config", "--no-host-checks"]
+        var arguments = [binary] + (instance == .user ? ["--user"] : []) + ["check-config", "--no-host-checks"]
         if required { arguments += ["--config", configFile] }
         return run(arguments)
     }

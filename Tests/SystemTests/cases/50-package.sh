@@ -21,7 +21,7 @@ if [ -z "${SC_DEB:-}" ]; then
     sc_summary; exit 0
 fi
 # This case installs the package itself, on the bare base rootfs.
-unset SC_DEB_LAYER SC_BINARY SC_UNIT SC_CONF SC_ENABLE
+unset SC_DEB_LAYER SC_BINARY SC_UNIT SC_SOCKET_UNIT SC_SYSUSERS SC_CONF SC_ENABLE
 
 U=session-cleanup
 SRV=endsession-server
