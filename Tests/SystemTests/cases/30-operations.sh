@@ -283,7 +283,7 @@ AUID=$(x id -u alice)
 ARUN=/run/user/$AUID
 sc_wait_for 10 x test -S $ARUN/systemd/private
 x sh -c "mkdir -p /home/alice/.config/systemd/user &&
-    printf '[Service]\nType=notify\nExecStart=/usr/bin/session-cleanup daemon --config /home/alice/sc.conf\n' \
+    printf '[Service]\nType=notify\nExecStart=/usr/bin/session-cleanup --user daemon --config /home/alice/sc.conf\n' \
         > /home/alice/.config/systemd/user/sc-user.service &&
     cp /etc/session-cleanup/session-cleanup.conf /home/alice/sc.conf && chown -R alice:alice /home/alice"
 asu() { as alice env XDG_RUNTIME_DIR=$ARUN "$@"; }
