@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -33,10 +34,11 @@ import bench as b
 
 RTT_MS = 50
 PORT_BASE = 20000  # origin i listens on PORT_BASE + i; the delayer's rule covers 20000-29999
-STATUS_PORT = 19999  # nginx's stub_status (not delayed): the readiness probe
+STATUS_PORT = 19999  # not delayed: the readiness probe (each nginx answers its own token)
 QUEUE = 0
 HOST = "127.0.0.1"
 ORIGIN_COUNTS = [1, 2, 3, 100, 1000]
+REGISTER_PIPELINE = 64  # registrations in flight on the one control connection
 # TCP, then TCP + TLS 1.3: round trips before a new connection's first request can leave.
 HANDSHAKE_RTTS = {"http": 1, "https": 2, "h2": 2}
 
@@ -132,11 +134,13 @@ class Nginx:
                          "    ssl_session_cache shared:bench:10m;\n"
                          "    ssl_session_timeout 10m;\n")
         temp = self.dir / "tmp"
-        config = f"""worker_processes 1;
+        # One process (no master): it is the server, its rusage is the server's CPU, and killing it
+        # leaves no worker holding the ports for the next measurement.
+        self.token = f"nginx-{os.getpid()}-{time.monotonic_ns()}"
+        config = f"""master_process off;
 daemon off;
 pid {self.dir}/nginx.pid;
 error_log {self.dir}/error.log warn;
-worker_rlimit_nofile 16384;
 events {{ worker_connections 8192; multi_accept on; }}
 http {{
     log_format bench '{LOG_FORMAT}';
@@ -149,7 +153,7 @@ http {{
     server {{
         listen {HOST}:{STATUS_PORT};
         access_log off;
-        location / {{ stub_status; }}
+        location / {{ return 200 '{self.token}'; }}
     }}
     server {{
 {listens}{tls_lines}        location / {{ default_type application/json; return 200 '{{"success": true}}'; }}
@@ -163,10 +167,10 @@ http {{
                              suite.bench.env(), stdout=self.dir / "out.log")
         deadline = time.monotonic() + 20
         while True:
-            probe = subprocess.run(suite.ns.wrap(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                                                  f"http://{HOST}:{STATUS_PORT}/"]),
+            # This nginx's own token: another one still holding the port must not pass for it.
+            probe = subprocess.run(suite.ns.wrap(["curl", "-s", f"http://{HOST}:{STATUS_PORT}/"]),
                                    capture_output=True, text=True, timeout=10)
-            if probe.stdout == "200":
+            if probe.stdout == self.token:
                 break
             if self.child.wait(0) or time.monotonic() > deadline:
                 self.child.kill()
@@ -176,7 +180,7 @@ http {{
 
     def stop(self):
         """Graceful stop (SIGQUIT: the log buffer is flushed); returns the log's counts and the
-        server's CPU (master and reaped worker)."""
+        server's CPU."""
         self.child.signal(signal.SIGQUIT)
         if not self.child.wait(30):
             self.child.kill()
@@ -255,6 +259,10 @@ class NetworkSuite:
     # ------------------------------------------------------------------ setup
 
     def __enter__(self):
+        # 1,000 origins: nginx holds 1,000 listening sockets and as many connections; every child
+        # inherits this.
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
         for tool in ("ip", "iptables", "nginx"):
             if shutil.which(tool) is None:
                 raise b.BenchError(f"{tool} not found (scripts/test.sh installs iproute2, iptables, nginx-light)")
@@ -297,8 +305,10 @@ class NetworkSuite:
                 daemon = b.Daemon(self.bench, f"{work.prefix}", work.endpoints(), budget_sec=budget, binary=binary,
                                   wrap=self.ns.wrap(), prefix=prefix, endpoint_lines=lines)
                 daemon.start(ready_timeout=120 if prefix else 60)
+                # One connection, in order: the daemon stores sessions by registration time and
+                # calls them in that order — the order every other client gets its URLs in.
                 result["register_s"] = b.register_bulk(daemon, work.prefix, work.sessions, work.session_endpoints,
-                                                       self.args.pipeline)
+                                                       REGISTER_PIPELINE, connections=1)
                 if instrument:
                     instrument(daemon)
                 result.update(daemon.stop(timeout=budget + 60))
@@ -379,9 +389,11 @@ class NetworkSuite:
                         continue
                     work = Workload(mode, origins, calls, tag=f"{mode}{origins}r{r}{kind[0]}")
                     self.bench.log(f"{scenario}: {name}, {label} (run {r + 1}/{repeat})")
+                    # The baseline predates HTTPVersion= (it always speaks HTTP/1.1): it runs without.
+                    lines = extra if kind == "daemon" and binary != self.baseline else ""
                     try:
                         runs[label].append(self.measure(kind, binary, work, http=http, streams=streams,
-                                                        extra_lines=extra if kind == "daemon" else ""))
+                                                        extra_lines=lines))
                     except b.BenchError as e:
                         errors[label] = str(e)
                     except Exception as e:  # noqa: BLE001 — a crash is a failed row

@@ -47,7 +47,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *userp) {
     if (take > 0) {
         size_t needed = t->body_length + take;
         if (needed > t->body_capacity) {
-            size_t capacity = t->body_capacity < 4096 ? 4096 : t->body_capacity * 2;
+            /* Replies are mostly a few dozen bytes: start small, double from there. */
+            size_t capacity = t->body_capacity < 256 ? 256 : t->body_capacity * 2;
             if (capacity < needed) capacity = needed;
             if (capacity > t->max_body) capacity = t->max_body;
             /* Not realloc: it would free the old buffer without wiping it. */
@@ -136,8 +137,11 @@ static CURLcode install(ccurl_transfer *t, CURLSH *share) {
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_WRITEDATA, (void *)t)) != CURLE_OK) return rc;
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header)) != CURLE_OK) return rc;
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_HEADERDATA, (void *)t)) != CURLE_OK) return rc;
-    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQFUNCTION, on_connected)) != CURLE_OK) return rc;
-    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQDATA, (void *)t)) != CURLE_OK) return rc;
+    /* libcurl before 7.80 has no CURLOPT_PREREQFUNCTION: transfers then never report a
+     * connection before they finish (ccurl_transfer_connected stays 0), which costs only speed. */
+    rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQFUNCTION, on_connected);
+    if (rc == CURLE_OK) rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQDATA, (void *)t);
+    if (rc != CURLE_OK && rc != CURLE_UNKNOWN_OPTION) return rc;
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L)) != CURLE_OK) return rc;
     if (share != NULL && (rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SHARE, share)) != CURLE_OK) return rc;
     return CURLE_OK;

@@ -153,7 +153,7 @@ const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length);
 /* One of CCURL_ABORT_*. */
 int ccurl_transfer_abort_reason(const ccurl_transfer *t);
 /* 1 once the request's connection was ready (connected, TLS and ALPN done: libcurl's
- * CURLOPT_PREREQFUNCTION ran), else 0. */
+ * CURLOPT_PREREQFUNCTION ran), else 0 (always 0 with a libcurl older than 7.80). */
 int ccurl_transfer_connected(const ccurl_transfer *t);
 /* Seconds from the last response's Retry-After (delta-seconds, or an HTTP-date converted to
  * seconds from now, never negative), or -1 when it had none or it did not parse. */

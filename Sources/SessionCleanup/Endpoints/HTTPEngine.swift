@@ -312,7 +312,7 @@ public final class HTTPEngine {
         _ = ccurl_easy_get_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         _ = ccurl_easy_get_long(easy, CURLINFO_PRIMARY_PORT, &port)
         let version = TransferOutcome.httpVersion(of: easy)
-        let outcome = TransferOutcome.of(transfer, code: code, request: entry.request, peer: entry.origin.peer)
+        let outcome = TransferOutcome.of(transfer, code: code, request: entry.request, origin: entry.origin)
         finish(tag, outcome, reusedConnection: connects == 0 && port > 0, httpVersion: version)
     }
 

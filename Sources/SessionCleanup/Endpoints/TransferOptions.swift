@@ -22,6 +22,9 @@ struct TransferProfile: Equatable {
 /// request says: peer and host verification on, `http`/`https` only, no redirects, no proxy
 /// but the request's own (never the environment's).
 enum TransferOptions {
+    /// libcurl's receive buffer per handle.
+    static let receiveBufferBytes = 4096
+
     /// Options for every request of `profile`, on a new or reset handle.
     static func configure(_ transfer: OpaquePointer, for profile: TransferProfile, subject: String) throws {
         let easy = ccurl_transfer_easy(transfer)
@@ -35,6 +38,9 @@ enum TransferOptions {
         try setter.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
         try setter.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
         try setter.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
+        // libcurl's receive buffer (16 KB by default) stays allocated with each pooled handle; an
+        // end-session reply is small, and a larger one is only read in more pieces.
+        try setter.set(CURLOPT_BUFFERSIZE, Self.receiveBufferBytes, "CURLOPT_BUFFERSIZE")
         if let caFile = profile.caFile {
             // The private CA alone: the system's certificate directory must not widen it.
             try setter.set(CURLOPT_CAINFO, caFile, "CURLOPT_CAINFO")

@@ -3,9 +3,9 @@ import CCurl
 /// What a finished libcurl transfer amounts to: a reply, or a ``TransportFailure`` whose text
 /// is scrubbed of everything in the request but its host.
 enum TransferOutcome {
-    /// The outcome of `transfer`, which libcurl finished with `code`, for `request` to `peer`.
+    /// The outcome of `transfer`, which libcurl finished with `code`, for `request` to `origin`.
     static func of(
-        _ transfer: OpaquePointer, code: CURLcode, request: HTTPRequest, peer: String
+        _ transfer: OpaquePointer, code: CURLcode, request: HTTPRequest, origin: HTTPOrigin
     ) -> HTTPResult.Outcome {
         let easy = ccurl_transfer_easy(transfer)
         let abortReason = ccurl_transfer_abort_reason(transfer)
@@ -22,6 +22,7 @@ enum TransferOutcome {
                 retryAfter: retryAfter >= 0 ? .seconds(retryAfter) : nil)
         }
         let curlCode = Int(code.rawValue)
+        let peer = origin.peer
         switch abortReason {
         case Int32(CCURL_ABORT_HEADER_CAP):
             let detail = "reply headers exceed \(CCURL_MAX_HEADER_BYTES) bytes"

@@ -17,7 +17,7 @@ enum DescriptorLimit {
                 JournalEntry(
                     .warning,
                     "Only \(limit.rlim_cur) file descriptors allowed; MaxConcurrentRequests="
-                        + "\(maxConcurrentRequests) (with an idle connection kept per endpoint host) and the control "
+                        + "\(maxConcurrentRequests) (and as many idle connections kept for reuse) and the control "
                         + "socket want \(needed): raise LimitNOFILE=",
                     [JournalField(.event, "descriptor-limit")]))
         }

@@ -51,7 +51,10 @@ public final class EventLoop {
     private var timerHeap: [Timer] = []
     private var timerActions: [TimerID: () -> Void] = [:]
     private var nextTimerValue: UInt64 = 0
-    private var events = [epoll_event](repeating: epoll_event(), count: 64)
+    /// One turn takes up to this many ready descriptors: a round of replies (up to
+    /// `MaxConcurrentRequests=` at once) is handled in one turn, so every connection it frees is
+    /// back in the pool before new calls are handed over.
+    private var events = [epoll_event](repeating: epoll_event(), count: 1024)
 
     /// Counts `epoll_wait` returns, so benchmarks and tests can see wake-ups.
     public private(set) var wakeUps: UInt64 = 0
