@@ -33,6 +33,9 @@ echo "== unit and integration tests"
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
 
+echo "== unit and integration tests again under AddressSanitizer (the daemon they start included)"
+scripts/sanitize.sh address
+
 echo "== fuzz targets (libFuzzer + AddressSanitizer, a minute in all; a crash or broken invariant fails)"
 scripts/fuzz.sh --total 60
 

@@ -223,6 +223,39 @@ final class EndingSessionsTests: XCTestCase {
         XCTAssertEqual(stop(daemon), 0)
     }
 
+    /// Each of these replies used to count as ended, and the session was deleted.
+    func testAmbiguousRepliesKeepTheSession() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("ambiguous")
+        let daemon = try startDaemon([("auth", server.endSessionURL)], budget: "3s", scratch: scratch)
+        let ids = try (0..<6).map { try register("ambiguous\($0)-reply", on: daemon) }
+        XCTAssertEqual(stop(daemon), 75, "sessions kept")
+        let outcomes = JournalLines.callOutcomes(daemon.stderr)
+        for id in ids { XCTAssertEqual(outcomes["\(id)/auth"]?["OUTCOME"], "rejected", daemon.stderr) }
+        XCTAssertEqual(try storedIDs(scratch), Set(ids), "every session is still stored")
+    }
+
+    /// A stop run taking over from a background run used to forget the endpoints the
+    /// background run had already ended the session at, and called them again.
+    func testAStopRunTakingOverDoesNotCallAgainWhereTheSessionWasEnded() throws {
+        let quick = try EndSessionServer()
+        let slow = try EndSessionServer(latencyMilliseconds: 4_000)
+        let daemon = try startDaemon(
+            [("quick", quick.endSessionURL), ("slow", slow.endSessionURL)], budget: "6s",
+            environment: [:])
+        let id = try register("ok-half", ["quick", "slow"], on: daemon)
+        let socketPath = daemon.socketPath
+        let ending = DispatchQueue(label: "end")
+        ending.async { _ = try? BuiltBinary.run(["end", id, "--socket", socketPath]) }
+        let deadline = Date().addingTimeInterval(5)
+        while (try? quick.calls(for: "ok-half").successes) != 1 && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(try quick.calls(for: "ok-half").successes, 1, "ended at the quick endpoint")
+        XCTAssertEqual(stop(daemon), 0, "the stop run ends it at the slow endpoint: \(daemon.stderr)")
+        ending.sync {}
+        XCTAssertEqual(try quick.calls(for: "ok-half").calls, 1, "the quick endpoint was not called again")
+        XCTAssertEqual(try slow.calls(for: "ok-half").successes, 1)
+    }
+
     /// libcurl is dlopened by the first run, not at exec: an idle daemon maps none of it.
     func testLibcurlIsMappedOnlyOnceARunNeedsIt() throws {
         let server = try EndSessionServer()

@@ -41,6 +41,8 @@ Behaviour, chosen by the prefix of the session key
   flaky-…       1st call (per key, since start or /_reset) 500, later calls 200 success
   busy-…        1st call 429 with "Retry-After: 1", later calls 200 success
   slow<ms>-…    e.g. slow3000-x: waits <ms> milliseconds, then 200 success
+  ambiguous<n>-… 200 with the n-th reply that is not unambiguously a success (AMBIGUOUS below):
+                {"success":"false"}, "0", {"ok":false}, [false], 1e-400, a duplicated key
   hang-…        reads the request, never answers; the connection stays open until the
                 client closes it (or the server stops)
   reset-…       sends headers with Content-Length: 1000 and a partial body, then resets
@@ -121,6 +123,10 @@ REASONS = {100: "Continue", 200: "OK", 400: "Bad Request", 401: "Unauthorized",
 PREFIXES = ("ok", "no", "flaky", "busy", "hang", "reset", "badjson", "hugechunked",
             "huge", "gone", "auth")
 SLOW_RE = re.compile(r"slow(\d+)-")
+AMBIGUOUS_RE = re.compile(r"ambiguous(\d+)-")
+# Replies an outside review found counted as "ended": each must leave the session kept.
+AMBIGUOUS = (b'{"success":"false"}', b'"0"', b'{"ok":false}', b'[false]', b'1e-400',
+             b'{"success":true,"success":false}')
 
 SUCCESS = b'{"success": true}'
 FAILURE = b'{"success": false}'
@@ -136,6 +142,9 @@ def classify(key):
     m = SLOW_RE.match(key)
     if m:
         return "slow", int(m.group(1))
+    m = AMBIGUOUS_RE.match(key)
+    if m:
+        return "ambiguous" + m.group(1), 0
     for p in PREFIXES:
         if key.startswith(p + "-"):
             return p, 0
@@ -466,6 +475,8 @@ class Server:
             extra = ("Retry-After: 1",)
         elif behaviour == "badjson":
             body, success = b"not json{", False
+        elif behaviour.startswith("ambiguous"):
+            body, success = AMBIGUOUS[int(behaviour[len("ambiguous"):]) % len(AMBIGUOUS)], False
         elif behaviour == "gone":
             status, body, success = 404, b'{"success": false, "error": "unknown session"}', False
         elif behaviour == "auth":
