@@ -133,13 +133,6 @@ public struct DaemonPaths: Sendable, Equatable {
 
     /// `$HOME`, else the password database's home, else `/`.
     private static func homeDirectory(_ environment: (String) -> String?) -> String {
-        if let home = absolute("HOME", environment) { return home }
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        if getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let home = entry.pw_dir {
-            return String(cString: home)
-        }
-        return "/"
+        absolute("HOME", environment) ?? AccountLookup.homeDirectory(getuid()) ?? "/"
     }
 }

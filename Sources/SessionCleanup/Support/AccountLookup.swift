@@ -42,7 +42,13 @@ public enum AccountLookup {
 
     /// The name of user `uid`, or nil when it has none here. The name is copied out while the
     /// buffer `getpwuid_r` filled is still alive.
-    public static func userName(_ uid: uid_t) -> String? {
+    public static func userName(_ uid: uid_t) -> String? { passwdField(of: uid) { $0.pw_name } }
+
+    /// The home directory of user `uid`, or nil when it has none here.
+    public static func homeDirectory(_ uid: uid_t) -> String? { passwdField(of: uid) { $0.pw_dir } }
+
+    /// One string of user `uid`'s password entry, copied out while `getpwuid_r`'s buffer is alive.
+    private static func passwdField(of uid: uid_t, _ field: (passwd) -> UnsafeMutablePointer<CChar>?) -> String? {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var size = initialSize(_SC_GETPW_R_SIZE_MAX)
@@ -51,8 +57,8 @@ public enum AccountLookup {
             let result = buffer.withUnsafeMutableBufferPointer { buffer -> (Int32, String?) in
                 guard let base = buffer.baseAddress else { return (ENOMEM, nil) }
                 let code = getpwuid_r(uid, &entry, base, buffer.count, &found)
-                guard code == 0, found != nil, let name = entry.pw_name else { return (code, nil) }
-                return (code, String(cString: name))
+                guard code == 0, found != nil, let text = field(entry) else { return (code, nil) }
+                return (code, String(cString: text))
             }
             if result.0 == ERANGE && size < 1 << 20 {
                 size *= 2
