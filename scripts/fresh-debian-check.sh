@@ -39,15 +39,15 @@ mount -t proc proc "$root/proc"; mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"; mount --bind /dev/pts "$root/dev/pts"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git archive HEAD | tar -x -C "$root/src"
-in() { chroot "$root" env -i HOME=/root PATH=/opt/swift/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
-dpkg_list() { in dpkg-query -W -f='${Package}\n' | sort; }
+inside() { chroot "$root" env -i HOME=/root PATH=/opt/swift/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+dpkg_list() { inside dpkg-query -W -f='${Package}\n' | sort; }
 
 echo "== before: swift --version"
-in swift --version 2>&1 | sed 's/^/   /' || true
+inside swift --version 2>&1 | sed 's/^/   /' || true
 dpkg_list > "$work/before"
 echo "== scripts/install.sh (as root, in the chroot: systemd is not PID 1)"
 t1=$(date +%s)
-if ! in bash -c 'cd /src && scripts/install.sh' > "$work/install.log" 2>&1; then
+if ! inside bash -c 'cd /src && scripts/install.sh' > "$work/install.log" 2>&1; then
     tail -40 "$work/install.log"; echo "FAIL: install.sh"; exit 1
 fi
 t2=$(date +%s)
@@ -59,15 +59,15 @@ fold -s -w 100 <<< "$added" | sed 's/^/   /'
 echo "== checks"
 fails=0
 check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then echo "PASS  $what"; else echo "FAIL  $what"; fails=$((fails + 1)); fi; }
-check "swift --version runs now" in swift --version
-check "the package is installed" in dpkg-query -W -f='${Status}' session-cleanup
-check "session-cleanup --version" in session-cleanup --version
+check "swift --version runs now" inside swift --version
+check "the package is installed" inside dpkg-query -W -f='${Status}' session-cleanup
+check "session-cleanup --version" inside session-cleanup --version
 check "the closing hint says how to configure an [Endpoint]" grep -q 'No \[Endpoint\] yet' "$work/install.log"
 check "it says systemd is not PID 1, and how to run the daemon" grep -q 'systemd is not PID 1' "$work/install.log"
-check "the service is enabled for the next boot" in test -L /etc/systemd/system/multi-user.target.wants/session-cleanup.service
+check "the service is enabled for the next boot" inside test -L /etc/systemd/system/multi-user.target.wants/session-cleanup.service
 check "the daemon runs in the foreground and stops cleanly on SIGINT" \
-    in timeout --preserve-status -s INT 3 session-cleanup daemon
+    inside timeout --preserve-status -s INT 3 session-cleanup daemon
 check "re-running install.sh installs dist/'s package again, without building" \
-    in bash -c 'cd /src && scripts/install.sh 2>&1 | grep -q "installing dist/"'
+    inside bash -c 'cd /src && scripts/install.sh 2>&1 | grep -q "installing dist/"'
 echo "== total $(( $(date +%s) - t0 )) s; $fails failed"
 [ "$fails" -eq 0 ]
