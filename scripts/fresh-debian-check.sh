@@ -9,7 +9,8 @@
 #   sudo scripts/fresh-debian-check.sh [TOOLCHAIN_DIR]      # default /opt/swift (its usr/bin)
 #
 # Needs root, mmdebstrap, the Debian mirror (apt inside the chroot) and about 10 minutes on 2
-# CPUs (a full release build). Not part of scripts/test.sh. Leaves nothing behind.
+# CPUs (a full release build). Not part of scripts/test.sh. Leaves nothing behind (SC_KEEP=1 keeps
+# the chroot and its logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 toolchain=${1:-/opt/swift}
@@ -25,7 +26,7 @@ cleanup() {
     for m in "$root/opt/swift" "$root/dev/pts" "$root/dev" "$root/proc" "$root/sys"; do
         mountpoint -q "$m" 2>/dev/null && umount -l "$m"
     done
-    rm -rf "$work"
+    if [ -n "${SC_KEEP:-}" ]; then echo "kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 

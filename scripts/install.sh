@@ -23,7 +23,8 @@ case "${1:-}" in
 esac
 
 arch=$(dpkg --print-architecture)
-deb=$(find dist -maxdepth 1 -name "session-cleanup_*_$arch.deb" 2>/dev/null | sort -V | tail -n1)
+deb=""
+[ -d dist ] && deb=$(find dist -maxdepth 1 -name "session-cleanup_*_$arch.deb" | sort -V | tail -n1)
 
 if [ $build = 1 ] || [ -z "$deb" ]; then
     # swift.org's prerequisites of the toolchain tarball on Debian 12, then ours (libsystemd,
