@@ -17,17 +17,23 @@ case "${1:-}" in
 esac
 
 command -v swift >/dev/null || { echo "package.sh: no swift on PATH (a Swift 6 toolchain is needed to build)" >&2; exit 1; }
-command -v dpkg-buildpackage >/dev/null || need_dev=1
-if ! dpkg-checkbuilddeps >/dev/null 2>&1 || [ -n "${need_dev:-}" ]; then
-    missing=$(dpkg-checkbuilddeps 2>&1 | sed -n 's/.*Unmet build dependencies: //p' | sed 's/([^)]*)//g; s/dh-sequence-installsysusers//')
-    missing="$missing dpkg-dev debhelper"
+# Build dependencies (debian/control): installed when run as root, else named.
+if ! command -v dpkg-checkbuilddeps >/dev/null; then
+    missing="dpkg-dev debhelper"
+elif ! unmet=$(dpkg-checkbuilddeps 2>&1); then
+    # "dpkg-checkbuilddeps: error: Unmet build dependencies: a b (>= 1)" → a b
+    missing=$(sed -n 's/.*Unmet build dependencies: //p' <<< "$unmet" | sed 's/([^)]*)//g; s/dh-sequence-[a-z]*//g; s/debhelper-compat/debhelper/g')
+    [ -n "$missing" ] || { echo "package.sh: dpkg-checkbuilddeps failed: $unmet" >&2; exit 1; }
+fi
+if [ -n "${missing:-}" ]; then
     if [ "$(id -u)" != 0 ]; then
-        echo "package.sh: missing build dependencies (install as root):$missing" >&2
+        echo "package.sh: missing build dependencies (install as root): $missing" >&2
         exit 1
     fi
-    apt-get update -q
+    echo "package.sh: installing build dependencies: $missing" >&2
+    apt-get update -q >&2
     # shellcheck disable=SC2086 # a list of package names
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2
 fi
 
 # One version: the changelog's must be the program's (Sources/SessionCleanup/Support/Version.swift).
