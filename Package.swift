@@ -5,7 +5,9 @@ import PackageDescription
 ///
 /// Layout: C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
 /// interface, which it dlopens on first use, `CEarlySignals`, the executable's signal mask
-/// before main), the domain library `SessionCleanup` (no globals), and thin executables.
+/// before main), the session store `Sessions` (the sessions, their file format, recovery and
+/// commit policy; it knows nothing of the daemon), the domain library `SessionCleanup` (no
+/// globals), and thin executables.
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -13,7 +15,7 @@ let strict: [SwiftSetting] = [
 
 /// The fuzz targets (`Fuzz/Targets/NAME`, run by `scripts/fuzz.sh`): each is an executable
 /// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
-let fuzzTargets = ["configuration", "control-request", "reply-judge"]
+let fuzzTargets = ["configuration", "control-request", "reply-judge", "store"]
 
 let package = Package(
     name: "session-cleanup",
@@ -39,13 +41,17 @@ let package = Package(
             // itself since glibc 2.34; link "dl" as well for an older glibc.
         ),
         .target(
+            name: "Sessions",
+            swiftSettings: strict
+        ),
+        .target(
             name: "SessionCleanup",
-            dependencies: ["CSystemd", "CCurl"],
+            dependencies: ["CSystemd", "CCurl", "Sessions"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "session-cleanup",
-            dependencies: ["SessionCleanup", "CEarlySignals"],
+            dependencies: ["SessionCleanup", "Sessions", "CEarlySignals"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -62,12 +68,12 @@ let package = Package(
         ),
         .testTarget(
             name: "UnitTests",
-            dependencies: ["SessionCleanup"],
+            dependencies: ["SessionCleanup", "Sessions"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SessionCleanup"],
+            dependencies: ["SessionCleanup", "Sessions"],
             swiftSettings: strict
         ),
     ]
@@ -76,7 +82,7 @@ let package = Package(
 package.targets += fuzzTargets.map { name in
     .executableTarget(
         name: "fuzz-\(name)",
-        dependencies: ["FuzzSupport", "SessionCleanup"],
+        dependencies: ["FuzzSupport", "SessionCleanup", "Sessions"],
         path: "Fuzz/Targets/\(name)",
         swiftSettings: strict
     )

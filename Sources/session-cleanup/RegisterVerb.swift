@@ -1,5 +1,6 @@
 import Glibc
 import SessionCleanup
+import Sessions
 
 /// `session-cleanup register --endpoint NAME [--endpoint NAME…] [--label TEXT]`: registers the
 /// session whose key is on standard input (never in argv, where `ps` shows it) and prints its id.

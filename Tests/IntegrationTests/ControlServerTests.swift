@@ -3,6 +3,7 @@ import Glibc
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 /// A real `ControlServer` on a real `EventLoop`, turned by one dedicated thread; real sockets.
 final class ControlServerTests: XCTestCase {

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Sessions
 
 final class CRC32Tests: XCTestCase {
     /// Bit-at-a-time reference implementation.

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 final class CleanupRunTests: XCTestCase {
     private let clock = ManualClock()

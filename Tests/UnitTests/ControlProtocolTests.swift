@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 final class ControlProtocolTests: XCTestCase {
     private func decode(_ text: String) throws -> ControlRequest {

@@ -1,3 +1,4 @@
+import Sessions
 import XCTest
 
 @testable import SessionCleanup

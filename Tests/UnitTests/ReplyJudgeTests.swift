@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 final class ReplyJudgeTests: XCTestCase {
     private let endpoint = EndpointConfiguration(name: "auth", url: "http://h/{session}")

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Sessions
 
 final class StoreCodecTests: XCTestCase {
     private func sample(_ n: UInt64 = 1) -> Session {
@@ -35,7 +35,10 @@ final class StoreCodecTests: XCTestCase {
             .register(sample()), .register(minimal), .remove(SessionID(rawValue: 7)),
             .outcome(SessionID(rawValue: 9), attempts: Int(Int64.max), lastOutcome: "ok"),
             .outcome(SessionID(rawValue: 9), attempts: 0, lastOutcome: nil),
-            .snapshotHeader(formatVersion: 1, sessionCount: 42, createdAt: 99), .snapshotEnd(sessionCount: 42),
+            .snapshotHeader(SnapshotHeader(formatVersion: 2, lastSequence: 7, sessionCount: 42, createdAt: 99)),
+            .snapshotHeader(SnapshotHeader(formatVersion: 1, lastSequence: 0, sessionCount: 42, createdAt: 99)),
+            .snapshotEnd(sessionCount: 42),
+            .logHeader(LogHeader(formatVersion: 2, snapshotSequence: .max, snapshotSessions: 3, createdAt: 1)),
         ]
         for r in records { XCTAssertEqual(try roundTrip(r), r) }
     }
@@ -84,13 +87,13 @@ final class StoreCodecTests: XCTestCase {
         for i in 0..<3 {
             w.bytes.removeAll()
             StoreRecord.register(sample(UInt64(i))).encode(into: &w)
-            w.bytes.withUnsafeBytes { StoreFrame.append(generation: 5, recordCount: 1, records: $0, to: &file) }
+            w.bytes.withUnsafeBytes { StoreFrame.append(stamp: 5, recordCount: 1, records: $0, to: &file) }
         }
         let clean = file.withUnsafeBytes { StoreFrame.scan($0) }
         XCTAssertEqual(clean.frames.count, 3)
         XCTAssertTrue(clean.damage.isEmpty)
         XCTAssertEqual(clean.goodEnd, file.count)
-        XCTAssertEqual(clean.frames.map(\.generation), [5, 5, 5])
+        XCTAssertEqual(clean.frames.map(\.stamp), [5, 5, 5])
 
         // Damage the second frame's payload: first and third survive, the damage is mid-file.
         let second = clean.frames[1]
@@ -109,6 +112,16 @@ final class StoreCodecTests: XCTestCase {
         let hostile = String(decoding: [0xFF, 0x53, 0x43, 0xFE], as: UTF8.self)
         XCTAssertFalse(Array(hostile.utf8).contains(0xFF))
         XCTAssertFalse(Array(hostile.utf8).contains(0xFE))
+    }
+
+    func testSnapshotEncoderPutsEachSessionInAFrameOfItsOwn() {
+        let sessions = (1...5).map { sample(UInt64($0)) }
+        let bytes = SnapshotEncoder.encode(sessions, count: 5, lastSequence: 9, createdAt: 1)
+        let scan = bytes.withUnsafeBytes { StoreFrame.scan($0) }
+        XCTAssertTrue(scan.damage.isEmpty)
+        XCTAssertEqual(scan.frames.count, 7, "header, one frame per session, end")
+        XCTAssertEqual(Set(scan.frames.map(\.stamp)), [9], "every frame carries the snapshot's last sequence")
+        XCTAssertEqual(scan.frames.map(\.recordCount), [1, 1, 1, 1, 1, 1, 1])
     }
 
     func testCompactionPolicyThresholds() {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Sessions
 
 // The control protocol: one JSON object per line (UTF-8, ending in "\n") in each direction; every
 // request gets exactly one response, in order; a connection may carry several requests.

@@ -1,3 +1,5 @@
+import Sessions
+
 /// One session × endpoint call: turns the endpoint's templates and the session's key into an
 /// ``HTTPRequest``, and knows the redacted URL that may be shown to people.
 ///

@@ -38,6 +38,9 @@ public final class Daemon {
     public static let exitGrace: Duration = .seconds(5)
     /// How long a restart hand-over waits for connected clients to finish their requests.
     static let handOverDrainLimit: Duration = .milliseconds(250)
+    /// How long the end of a stop waits for the store to write what the run recorded (within
+    /// ``exitGrace``).
+    static let storeFlushTimeout: Duration = .seconds(3)
 
     enum Phase {
         case running
@@ -117,7 +120,6 @@ public final class Daemon {
         let runs = RunCoordinator(
             loop: loop, journal: journal, committer: committer, configuration: configuration,
             credentialsDirectory: paths.credentialsDirectory)
-        committer.compactionAllowed = { [weak runs] in runs?.isEndingSessions != true }
         runs.onBackgroundRunFinished = { [weak self] in
             guard let self else { return }
             self.notifier.send([.status(self.readyStatus)])
@@ -154,7 +156,7 @@ public final class Daemon {
                     JournalField(.sessionsTotal, committer.store.count),
                 ]))
         // After READY=1, so boot is not delayed by sessions an earlier stop could not end.
-        let leftovers = committer.store.allSessions.filter { $0.lastOutcome != nil }
+        let leftovers = committer.store.sessions { $0.lastOutcome != nil }
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
@@ -261,7 +263,8 @@ public final class Daemon {
     @discardableResult
     private func reportUnconfiguredEndpoints() -> UnconfiguredEndpoints? {
         guard let store = started?.committer.store else { return nil }
-        let unconfigured = UnconfiguredEndpoints(store.allSessions, configuration: configuration.current)
+        let unconfigured = UnconfiguredEndpoints(
+            usage: store.endpointUsage.lazy.map { ($0.key, $0.value) }, configuration: configuration.current)
         unconfigured.record(in: journal)
         return unconfigured.isEmpty ? nil : unconfigured
     }
@@ -355,12 +358,12 @@ public final class Daemon {
 
     private func finishHandOver() {
         guard case .handingOver(let received) = phase else { return }
+        var kept = 0
         if let started {
-            started.committer.commitNow()
+            kept = started.committer.settle(timeout: Self.storeFlushTimeout).kept
+            started.committer.close()
             started.controlServer.disconnectAll()
         }
-        let kept = sessionCount
-        started?.committer.close()
         watchdog.stop()
         let took = loop.clock.now().duration(since: received)
         let summary = "Handed \(HumanText.count(kept, "session")) over to the restarted daemon"
@@ -387,11 +390,11 @@ public final class Daemon {
                 "Stopping: ending \(HumanText.count(sessionCount, "session")), "
                     + "\(HumanText.duration(microseconds: settings.budget.microseconds)) budget"),
         ])
-        // Registrations already accepted are acknowledged now, not after the stop run; then the
-        // stop run's start is made durable, so a crash before its end does not forget it.
+        // Registrations already being written are acknowledged now (and ended by the stop run);
+        // then the stop run's start is made durable, so a crash before its end does not forget it.
         let syncBegan = loop.clock.now()
         if let started {
-            started.committer.commitNow()
+            started.committer.beginStop()
             if started.committer.store.count > 0 {
                 InterruptedStopRun.recordBegun(
                     sessions: started.committer.store.count, in: started.committer.store, journal: journal)
@@ -419,16 +422,16 @@ public final class Daemon {
 
     private func finishStop(_ budget: StopBudget, report: RunReport?) {
         guard case .stopping = phase else { return }
+        var left = 0
         if let started {
             if let report { LastStopRunDocument.write(report, to: started.committer.store, journal: journal) }
-            if started.committer.commitNow() == nil {
-                InterruptedStopRun.recordFinished(in: started.committer.store, journal: journal)
-            }
             started.controlServer.close()
             started.controlServer.disconnectAll()
+            let settled = started.committer.settle(timeout: Self.storeFlushTimeout)
+            if settled.saved { InterruptedStopRun.recordFinished(in: started.committer.store, journal: journal) }
+            left = settled.kept
+            started.committer.close()
         }
-        let left = sessionCount
-        started?.committer.close()
         watchdog.stop()
         let took = budget.elapsed
         let summary =

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Sessions
 
 /// A stop run's start, made durable before its first call and removed once its outcomes are
 /// committed. Found at the next start, it means the stop run was cut off (SIGKILL, the watchdog,
@@ -49,9 +50,9 @@ enum InterruptedStopRun {
     static func recover(_ committer: StoreCommitter, journal: any JournalSink) throws -> Int {
         let store = committer.store
         guard store.readDocument(documentName) != nil else { return 0 }
-        let unfinished = store.allSessions.filter { $0.lastOutcome == nil }
+        let unfinished = store.sessions { $0.lastOutcome == nil }
         for session in unfinished { store.recordOutcome(id: session.id, outcome: outcome, attemptsDelta: 0) }
-        if let error = committer.commit() { throw error }
+        try committer.commitNow()
         try store.removeDocument(documentName)
         journal.record(
             JournalEntry(

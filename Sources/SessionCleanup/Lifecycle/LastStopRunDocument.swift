@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Sessions
 
 /// The summary of the last stop run (counts and timing, no keys), kept in the state directory
 /// beside the store so `status` can show it after the restart.

@@ -1,3 +1,5 @@
+import Sessions
+
 /// Every run of end-session calls the daemon makes, and which sessions they are ending.
 ///
 /// Background runs (what an earlier stop left, after start; `end` requests) run while the
@@ -45,9 +47,6 @@ final class RunCoordinator {
         self.credentialsDirectory = credentialsDirectory
     }
 
-    /// Whether any run is ending sessions now.
-    var isEndingSessions: Bool { stopRun != nil || !backgroundRuns.isEmpty }
-
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
     /// leftover budget. Sessions another run is ending are not called again: `reply` gets, once
     /// every run involved has finished, the outcomes of all of `sessions` — this run's and theirs.
@@ -89,7 +88,6 @@ final class RunCoordinator {
             guard let self else { return }
             self.backgroundRuns[key] = nil
             self.finished(report)
-            self.committer.commit()
             self.onBackgroundRunFinished?()
             self.backgroundRunFinished(key, report)
         }

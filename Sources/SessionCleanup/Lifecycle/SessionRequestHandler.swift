@@ -1,7 +1,8 @@
 import Glibc
+import Sessions
 
-/// The daemon's answers to control requests: registration (acknowledged after its group
-/// commit), and listing, removing, ending and counting sessions, each user seeing only their
+/// The daemon's answers to control requests: registration (acknowledged once durable), and
+/// listing, removing, ending and counting sessions, each user seeing only their
 /// own (root sees all).
 final class SessionRequestHandler: ControlRequestHandler {
     /// What request handling needs of the daemon as a whole.
@@ -46,15 +47,7 @@ final class SessionRequestHandler: ControlRequestHandler {
             register(key: key, endpoints: endpoints, label: label, peer: peer, reply: reply)
         case .unregister(let text):
             guard let session = visibleSession(text, to: peer, reply: reply) else { return }
-            committer.remove(session.id)
-            journal.record(
-                JournalEntry(
-                    .info, "Session \(session.id) unregistered by uid \(peer.uid) without being ended",
-                    [
-                        JournalField(.event, "unregistered"), JournalField(.sessionID, session.id.description),
-                        JournalField(.peerUID, peer.uid),
-                    ]))
-            committer.commitThenReply(reply, .success)
+            committer.unregister(session, by: peer.uid, reply: reply)
         case .list:
             let now = wallClockMicroseconds()
             let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
@@ -106,7 +99,7 @@ final class SessionRequestHandler: ControlRequestHandler {
             return
         }
         let perUser = settings.control.maxSessionsPerUser
-        if peer.uid != 0, committer.ownerCounts[peer.uid, default: 0] >= perUser {
+        if peer.uid != 0, store.heldCount(ownedBy: peer.uid) >= perUser {
             reply(
                 .failure(
                     .limit, "uid \(peer.uid) already holds \(perUser) sessions ([Control] MaxSessionsPerUser=)"))
@@ -118,18 +111,10 @@ final class SessionRequestHandler: ControlRequestHandler {
             id: id, key: key, endpoints: endpoints, ownerUID: peer.uid, label: label,
             registeredAt: wallClockMicroseconds())
         do {
-            try committer.register(session)
+            try committer.register(session, reply: reply, response: .registered(id: id.description))
         } catch {
             reply(.failure(.internal, "not registered: \(error)"))
-            return
         }
-        var fields = [
-            JournalField(.event, "registered"), JournalField(.sessionID, id.description),
-            JournalField(.ownerUID, peer.uid), JournalField(.endpoint, endpoints.joined(separator: " ")),
-        ]
-        if let label { fields.append(JournalField(.sessionLabel, label)) }
-        journal.record(JournalEntry(.info, "Session \(id) registered by uid \(peer.uid)", fields))
-        committer.commitThenReply(reply, .registered(id: id.description))
     }
 
     /// The session `text` names, if `peer` may see it; otherwise replies with the error.
@@ -176,7 +161,7 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     private func status(for peer: PeerCredentials) -> JSONValue {
         let settings = configuration.current
-        let visible = peer.uid == 0 ? store.count : committer.ownerCounts[peer.uid, default: 0]
+        let visible = peer.uid == 0 ? store.count : store.count(ownedBy: peer.uid)
         var object: [String: JSONValue] = [
             "state": .string(daemon.phase().name),
             "version": .string(SessionCleanupVersion.string),
@@ -188,8 +173,11 @@ final class SessionRequestHandler: ControlRequestHandler {
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
-        let unconfigured = UnconfiguredEndpoints(
-            peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid), configuration: settings)
+        let unconfigured =
+            peer.uid == 0
+            ? UnconfiguredEndpoints(
+                usage: store.endpointUsage.lazy.map { ($0.key, $0.value) }, configuration: settings)
+            : UnconfiguredEndpoints(store.sessions(ownedBy: peer.uid), configuration: settings)
         if !unconfigured.isEmpty { object["unconfigured_endpoints"] = unconfigured.json }
         if peer.uid == 0, let lastReport = runs.lastReport { object["last_run"] = lastReport.summaryJSON }
         if peer.uid == 0, let lastStopSummary = daemon.lastStopSummary { object["last_stop_run"] = lastStopSummary }

@@ -1,67 +1,90 @@
-/// The session store as the daemon uses it, and when its changes become durable.
-///
-/// Commit policy: every request handled in one turn of the loop shares one commit (group
-/// commit: one `fdatasync` acknowledges them all); outcomes recorded by runs are coalesced to
-/// one commit per ``runCommitInterval``; a full compaction waits until no run is ending
-/// sessions, except for an empty store, which is compacted at once (keys of ended sessions must
-/// not linger in the log). Also keeps the number of sessions per owner, for
-/// `MaxSessionsPerUser=` and `status` without scanning the store.
-final class StoreCommitter {
-    /// Commits of store changes made by runs are coalesced to at most one per this interval.
-    static let runCommitInterval: Duration = .milliseconds(100)
+import Sessions
 
-    /// The store; changes go through this type so owner counts and commits stay in step.
+/// The session store as the daemon uses it: opened at start (what loading found journaled), its
+/// writer's results collected on the event loop, its changes made from control requests and
+/// runs, and what it suffers — failed commits, recovery, compactions — journaled.
+///
+/// The commit policy lives in ``SessionStore``: a change from a client is answered once it is
+/// durable (or "not saved", and then it is nowhere); what is staged while a commit is being
+/// written goes into the next one (group commit); compaction runs in the background and never
+/// while stopping. The loop never waits for the disk, except at the two edges of a stop.
+final class StoreCommitter {
+    /// The store; changes go through this type so that replies and journal entries follow them.
     let store: SessionStore
-    /// Sessions per owner uid.
-    private(set) var ownerCounts: [UInt32: Int] = [:]
-    /// Whether a full compaction may run now; the daemon answers no while runs end sessions.
-    var compactionAllowed: () -> Bool = { true }
     /// Called whenever the number of stored sessions changes (for `STATUS=`).
     var onSessionCountChanged: () -> Void = {}
 
     private let loop: EventLoop
     private let journal: any JournalSink
-    /// Replies waiting for the next group commit.
-    private var repliesAwaitingCommit: [(reply: (ControlResponse) -> Void, response: ControlResponse)] = []
-    private var groupCommitTimer: EventLoop.TimerID?
-    private var runCommitTimer: EventLoop.TimerID?
+    private var isClosed = false
 
-    /// Opens the store in `directory`, journaling what loading found (damage included).
+    /// Opens the store in `directory`, journaling what loading found (damage included), and
+    /// starts collecting its writer's results on `loop`.
     init(directory: String, loop: EventLoop, journal: any JournalSink) throws {
         let (store, report) = try SessionStore.open(directory: directory)
         self.store = store
         self.loop = loop
         self.journal = journal
-        recordLoad(report)
-        for session in store.allSessions { countOwner(session.ownerUID, by: 1) }
+        Self.recordLoad(report, journal)
+        store.onEvent = { [journal] event in Self.record(event, journal) }
+        // Everything staged in one turn of the loop (the requests of every ready client, the
+        // results of every finished call) goes into one commit: one fdatasync for them all.
+        store.onStaged = { [weak store, loop] in loop.schedule(after: .zero) { store?.submitStaged() } }
+        try loop.watch(store.completionDescriptor) { [store] _ in store.processCompletions() }
     }
 
     // MARK: Changes
 
-    /// Stages `session`; durable at the next commit.
-    func register(_ session: Session) throws {
-        try store.register(session)
-        countOwner(session.ownerUID, by: 1)
+    /// Registers `session`: `reply` gets `response` once it is durable, or "not saved" (and the
+    /// session is then not kept anywhere).
+    func register(
+        _ session: Session, reply: @escaping (ControlResponse) -> Void, response: ControlResponse
+    ) throws {
+        try store.register(session) { [weak self, journal] error in
+            if let error {
+                reply(.failure(.internal, "\(error)"))
+                return
+            }
+            self?.onSessionCountChanged()
+            var fields = [
+                JournalField(.event, "registered"), JournalField(.sessionID, session.id.description),
+                JournalField(.ownerUID, session.ownerUID),
+                JournalField(.endpoint, session.endpoints.joined(separator: " ")),
+            ]
+            if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
+            journal.record(JournalEntry(.info, "Session \(session.id) registered by uid \(session.ownerUID)", fields))
+            reply(response)
+        }
     }
 
-    /// Stages the removal of the session `id`, if stored; returns it.
-    @discardableResult
-    func remove(_ id: SessionID) -> Session? {
-        guard let removed = store.remove(id) else { return nil }
-        countOwner(removed.ownerUID, by: -1)
-        return removed
+    /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable.
+    func unregister(_ session: Session, by uid: UInt32, reply: @escaping (ControlResponse) -> Void) {
+        store.unregister(session.id) { [weak self, journal] error in
+            if let error {
+                reply(.failure(.internal, "\(error)"))
+                return
+            }
+            self?.onSessionCountChanged()
+            journal.record(
+                JournalEntry(
+                    .info, "Session \(session.id) unregistered by uid \(uid) without being ended",
+                    [
+                        JournalField(.event, "unregistered"), JournalField(.sessionID, session.id.description),
+                        JournalField(.peerUID, uid),
+                    ]))
+            reply(.success)
+        }
     }
 
     /// Records what a run did to one session: removed when ended at every endpoint; otherwise
     /// its outcome and attempts, without the endpoints that did end it (a server asked to end a
     /// session twice may well say no). With `configured` (a stop run), endpoints not in it are
     /// dropped from the session too, journaled: they cannot be called, and a session left with no
-    /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Committed with the next
-    /// coalesced run commit.
+    /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Written by the store's next
+    /// commit, retried until durable.
     func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
-        defer { scheduleRunCommit() }
         if result.ended {
-            remove(result.id)
+            if store.recordEnded(result.id) != nil { onSessionCountChanged() }
             return
         }
         guard let session = store.session(id: result.id) else { return }
@@ -70,7 +93,7 @@ final class StoreCommitter {
         if !dropped.isEmpty { recordDropped(session, dropped) }
         let kept = left.filter { !dropped.contains($0) }
         guard !kept.isEmpty else {
-            remove(result.id)
+            if store.recordEnded(result.id) != nil { onSessionCountChanged() }
             return
         }
         if kept != session.endpoints {
@@ -94,79 +117,95 @@ final class StoreCommitter {
                 ]))
     }
 
-    // MARK: Commits
-
-    /// Sends `response` once the store's staged changes are durable (group commit).
-    func commitThenReply(_ reply: @escaping (ControlResponse) -> Void, _ response: ControlResponse) {
-        repliesAwaitingCommit.append((reply, response))
-        guard groupCommitTimer == nil else { return }
-        groupCommitTimer = loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.groupCommitTimer = nil
-            self.answerWaitingReplies(error: self.commit())
-        }
+    /// Waits (blocking the loop, so only where that is meant: at start, before `READY=1`) until
+    /// what is staged is durable; throws if it could not be written.
+    func commitNow(timeout: Duration = .seconds(10)) throws {
+        guard !store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp)) else { return }
+        throw StoreError(
+            kind: .syncFailed, message: "the session store in \(store.directoryPath) could not save its changes",
+            path: store.directoryPath)
     }
 
-    /// Commits now whatever is staged and answers every reply waiting for a commit; the timers of
-    /// pending commits are cancelled (nothing is left for them to do). Returns the commit's error.
-    @discardableResult
-    func commitNow() -> (any Error)? {
-        if let groupCommitTimer { loop.cancel(groupCommitTimer) }
-        groupCommitTimer = nil
-        if let runCommitTimer { loop.cancel(runCommitTimer) }
-        runCommitTimer = nil
-        let error = commit()
-        answerWaitingReplies(error: error)
-        return error
+    // MARK: Stopping
+
+    /// A stop begins: no more compaction, and registrations already being written are waited
+    /// for (briefly: one fdatasync, normally), so that they are answered and in the stop run.
+    func beginStop() {
+        store.beginShutdown()
+        store.flush(timeoutMilliseconds: 1_000)
     }
 
-    /// Commits what is staged; returns the error it journaled, if any.
-    @discardableResult
-    func commit() -> (any Error)? {
-        guard store.hasPendingChanges else { return nil }
-        do {
-            try store.commit()
-            if store.count == 0 && store.statistics.logBytes > 0 {
-                try store.compact()
-            } else if compactionAllowed() {
-                _ = try store.compactIfNeeded()
-            }
-            return nil
-        } catch {
+    /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
+    /// sessions the files hold — more than `store.count` when removals of ended sessions could
+    /// not be written (they are ended again after the next start, and the stop must not claim
+    /// otherwise) — and whether everything was saved.
+    func settle(timeout: Duration) -> (kept: Int, saved: Bool) {
+        let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
+        let kept = store.durableCount
+        if !saved {
+            let unsaved = kept - store.count
             journal.record(
                 JournalEntry(
-                    .error, "Session store not saved: \(error)",
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
-            return error
+                    .error,
+                    "Session store not saved before exit: \(unsaved) ended sessions are still in it and will be "
+                        + "ended again after the next start; outcomes of the others may be older than this run",
+                    [JournalField(.event, "store-write-failed"), JournalField(.sessionsLeft, kept)]))
+        }
+        return (kept, saved)
+    }
+
+    /// Stops collecting results and closes the store's files.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unwatch(store.completionDescriptor)
+        store.close()
+    }
+
+    // MARK: Journal
+
+    private static func record(_ event: StoreEvent, _ journal: any JournalSink) {
+        switch event {
+        case .commitFailed(let error, let recovering):
+            journal.record(
+                JournalEntry(
+                    .error,
+                    "Session store not saved: \(error)"
+                        + (recovering ? "; rewriting it from memory before the next commit" : ""),
+                    [JournalField(.event, "store-write-failed"), JournalField(.error, error.description)]))
+        case .recovered(let sessions, let recreated):
+            journal.record(
+                JournalEntry(
+                    .warning,
+                    "Session store rewritten from memory with \(sessions) sessions"
+                        + (recreated ? " into a state directory made again (it had been deleted)" : "")
+                        + "; changes are saved again",
+                    [JournalField(.event, "store-recovered"), JournalField(.sessionsTotal, sessions)]))
+        case .recoveryFailed(let error):
+            journal.record(
+                JournalEntry(
+                    .error,
+                    "Session store could not be rewritten: \(error); registrations are refused until it can be "
+                        + "(tried again at the next change)",
+                    [JournalField(.event, "store-write-failed"), JournalField(.error, error.description)]))
+        case .compactionFailed(let error):
+            journal.record(
+                JournalEntry(
+                    .warning, "Session store compaction failed (tried again later): \(error)",
+                    [JournalField(.event, "store-compaction-failed"), JournalField(.error, error.description)]))
+        case .compacted(let sessions, let bytes, let microseconds):
+            journal.record(
+                JournalEntry(
+                    .debug,
+                    "Session store compacted: \(sessions) sessions, \(bytes) bytes in \(microseconds / 1000) ms",
+                    [
+                        JournalField(.event, "store-compacted"), JournalField(.sessionsTotal, sessions),
+                        JournalField(.durationUsec, microseconds),
+                    ]))
         }
     }
 
-    /// Closes the store's files (after the last commit).
-    func close() { store.close() }
-
-    private func scheduleRunCommit() {
-        guard runCommitTimer == nil else { return }
-        runCommitTimer = loop.schedule(after: Self.runCommitInterval) { [weak self] in
-            self?.runCommitTimer = nil
-            self?.commit()
-        }
-    }
-
-    private func answerWaitingReplies(error: (any Error)?) {
-        let waiting = repliesAwaitingCommit
-        repliesAwaitingCommit = []
-        for (reply, response) in waiting {
-            reply(error.map { .failure(.internal, "not saved: \($0)") } ?? response)
-        }
-    }
-
-    private func countOwner(_ uid: UInt32, by delta: Int) {
-        let count = ownerCounts[uid, default: 0] + delta
-        ownerCounts[uid] = count > 0 ? count : nil
-        onSessionCountChanged()
-    }
-
-    private func recordLoad(_ report: LoadReport) {
+    private static func recordLoad(_ report: LoadReport, _ journal: any JournalSink) {
         for problem in report.problems {
             journal.record(
                 JournalEntry(

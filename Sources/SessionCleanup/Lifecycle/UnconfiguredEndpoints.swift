@@ -1,3 +1,5 @@
+import Sessions
+
 /// Stored sessions that name endpoints the configuration no longer has (an endpoint removed or
 /// renamed). They are kept, so a reload that brings the endpoint back loses nothing, and reported
 /// at start and at reload (journal), in `status` and in `list`. The next stop run drops those
@@ -10,14 +12,19 @@ struct UnconfiguredEndpoints: Equatable {
     let sessionCount: Int
 
     /// Counts them in `sessions` against `configuration`.
-    init(_ sessions: [Session], configuration: Configuration) {
+    init<Sessions: Sequence<Session>>(_ sessions: Sessions, configuration: Configuration) {
+        self.init(usage: sessions.lazy.map { ($0.endpoints, 1) }, configuration: configuration)
+    }
+
+    /// Counts them from how many sessions name each list of endpoints (``SessionStore/endpointUsage``):
+    /// the time it takes grows with the distinct lists, not with the sessions.
+    init<Usage: Sequence<([String], Int)>>(usage: Usage, configuration: Configuration) {
         let configured = Set(configuration.endpoints.map(\.name))
         var byEndpoint: [String: Int] = [:]
         var count = 0
-        for session in sessions {
-            let missing = session.endpoints.filter { !configured.contains($0) }
-            if !missing.isEmpty { count += 1 }
-            for name in missing { byEndpoint[name, default: 0] += 1 }
+        for (endpoints, sessions) in usage where !endpoints.allSatisfy(configured.contains) {
+            count += sessions
+            for name in endpoints where !configured.contains(name) { byEndpoint[name, default: 0] += sessions }
         }
         sessionsByEndpoint = byEndpoint
         sessionCount = count

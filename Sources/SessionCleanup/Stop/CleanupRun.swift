@@ -1,3 +1,5 @@
+import Sessions
+
 /// Ends a set of sessions at their endpoints, concurrently, inside a ``StopBudget`` — the
 /// Linux counterpart of a dispatch group: every call is entered once and leaves once, with its
 /// own outcome, and one completion runs when all have left.

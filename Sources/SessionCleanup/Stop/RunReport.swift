@@ -1,3 +1,5 @@
+import Sessions
+
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.
 public struct RunReport: Sendable {
     /// One call's result.

@@ -1,8 +1,9 @@
-/// Framing shared by the log and the snapshot.
+/// Framing shared by the log and the snapshot (docs/store-format.md, "Frames").
 ///
 /// Frame = magic[4] | payloadLength u32 | crc32 u32 | payload.
 /// `crc32` covers the 4 length bytes followed by the payload, so a damaged length is caught too.
-/// Payload = generation u64 | recordCount u32 | records.
+/// Payload = stamp u64 | recordCount u32 | records. The stamp is the commit sequence number in a
+/// log frame, the snapshot's last sequence in a snapshot frame (in format 1: the generation).
 ///
 /// The magic is `FF 53 43 FE`. 0xFF and 0xFE never occur in valid UTF-8, so a frame cannot be
 /// smuggled inside a client-supplied string (key, endpoint, label) and then "found" by resync.
@@ -15,7 +16,7 @@ enum StoreFrame {
 
     /// Appends one frame holding `recordCount` already-encoded records.
     static func append(
-        generation: UInt64, recordCount: Int, records: UnsafeRawBufferPointer, to out: inout [UInt8]
+        stamp: UInt64, recordCount: Int, records: UnsafeRawBufferPointer, to out: inout [UInt8]
     ) {
         let payloadLength = payloadPrefixSize + records.count
         let start = out.count
@@ -28,7 +29,7 @@ enum StoreFrame {
         out.append(contentsOf: w.bytes)
         out.append(contentsOf: [0, 0, 0, 0])  // crc placeholder
         var p = ByteWriter(capacity: payloadPrefixSize)
-        p.u64(generation)
+        p.u64(stamp)
         p.u32(UInt32(recordCount))
         out.append(contentsOf: p.bytes)
         out.append(contentsOf: records)
@@ -48,7 +49,8 @@ enum StoreFrame {
         var offset: Int
         /// Total bytes including the header.
         var size: Int
-        var generation: UInt64
+        /// Commit sequence (log), last sequence (snapshot), generation (format 1).
+        var stamp: UInt64
         /// Number of records in the payload.
         var recordCount: Int
         /// File offsets of the first record and one past the last.
@@ -99,6 +101,8 @@ enum StoreFrame {
         var unknownTag: (offset: Int, tag: UInt8)?
         /// End of the last good frame.
         var goodEnd: Int = 0
+        /// Number of good frames.
+        var frameCount = 0
     }
 
     enum Check {
@@ -139,7 +143,7 @@ enum StoreFrame {
         }
         var r = ByteReader(buf, offset: payloadStart, end: payloadStart + length)
         do throws(DecodeError) {
-            let generation = try r.u64()
+            let stamp = try r.u64()
             let count = Int(try r.u32())
             guard count <= length else { return .invalid("record count \(count) exceeds frame size") }
             let recordsStart = r.offset
@@ -153,7 +157,7 @@ enum StoreFrame {
             }
             return .valid(
                 Scanned(
-                    offset: p, size: headerSize + length, generation: generation, recordCount: count,
+                    offset: p, size: headerSize + length, stamp: stamp, recordCount: count,
                     recordsStart: recordsStart, recordsEnd: r.end))
         } catch {
             return .invalid("malformed record at byte \(error.offset): \(error.reason)")
@@ -163,13 +167,23 @@ enum StoreFrame {
     /// Scans a whole file: good frames in order, damaged regions (resynchronising on the magic),
     /// and the end of the last good frame.
     static func scan(_ buf: UnsafeRawBufferPointer) -> ScanResult {
+        var frames: [Scanned] = []
+        var result = scan(buf) { frames.append($0) }
+        result.frames = frames
+        return result
+    }
+
+    /// Scans a whole file, handing each good frame to `body` as it is found (`frames` of the
+    /// result stays empty: a snapshot of many sessions needs no list of its frames).
+    static func scan(_ buf: UnsafeRawBufferPointer, _ body: (Scanned) -> Void) -> ScanResult {
         var result = ScanResult()
         var p = 0
         let size = buf.count
         while p < size {
             switch check(buf, at: p) {
             case .valid(let frame):
-                result.frames.append(frame)
+                body(frame)
+                result.frameCount += 1
                 p += frame.size
                 result.goodEnd = p
             case .unsupported(let offset, let tag):
@@ -189,10 +203,25 @@ enum StoreFrame {
                 }
                 let end = found ? q : size
                 result.damage.append(
-                    Damage(start: p, end: end, frameNumber: result.frames.count, reason: reason, reachesEnd: !found))
+                    Damage(start: p, end: end, frameNumber: result.frameCount, reason: reason, reachesEnd: !found))
                 p = end
             }
         }
         return result
+    }
+}
+
+extension StoreFrame {
+    /// Appends one frame holding the single record `record`.
+    static func append(stamp: UInt64, record: StoreRecord, to out: inout [UInt8], scratch: inout ByteWriter) {
+        scratch.bytes.removeAll(keepingCapacity: true)
+        record.encode(into: &scratch)
+        scratch.bytes.withUnsafeBytes { append(stamp: stamp, recordCount: 1, records: $0, to: &out) }
+    }
+
+    /// The only record of `frame`, if it has exactly one and it decodes.
+    static func singleRecord(_ buf: UnsafeRawBufferPointer, _ frame: Scanned) -> StoreRecord? {
+        guard frame.recordCount == 1, let records = try? records(buf, frame) else { return nil }
+        return records.first
     }
 }

@@ -1,12 +1,10 @@
-import Glibc
-
 /// One registered remote session the daemon must end when it stops.
-public struct Session: Sendable, Codable, Equatable {
+public struct Session: Sendable, Equatable {
     /// Public identifier.
     public var id: SessionID
     /// The secret used to end the session; never printed.
     public var key: SessionKey
-    /// URLs to call (in order) to end the session.
+    /// Names of the `[Endpoint]` sections to call (in order) to end the session.
     public var endpoints: [String]
     /// Unix user id of the client that registered the session (from peer credentials).
     public var ownerUID: UInt32

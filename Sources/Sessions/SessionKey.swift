@@ -2,9 +2,9 @@
 ///
 /// Never printed: `description`, `debugDescription`, string interpolation, `dump` and
 /// `Mirror` all show `<redacted>`. Read the secret only where it is sent to the remote end,
-/// through ``exposedSecret``. It is `Codable` as the raw string, which is meant only for the
-/// store file (0600) and the control protocol.
-public struct SessionKey: Sendable, Hashable, Codable, CustomStringConvertible,
+/// through ``exposedSecret``. Deliberately not `Codable`: the store and the control protocol read
+/// and write the secret explicitly, so no generic encoder can put it anywhere by accident.
+public struct SessionKey: Sendable, Hashable, CustomStringConvertible,
     CustomDebugStringConvertible, CustomReflectable
 {
     /// The raw secret. Named loudly so every read stands out in review.
@@ -35,15 +35,4 @@ public struct SessionKey: Sendable, Hashable, Codable, CustomStringConvertible,
 
     /// Hashes the secret (for use as a dictionary key inside the process only).
     public func hash(into hasher: inout Hasher) { hasher.combine(exposedSecret) }
-
-    /// Decodes from the raw string.
-    public init(from decoder: any Decoder) throws {
-        self.exposedSecret = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes as the raw string.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(exposedSecret)
-    }
 }

@@ -2,9 +2,9 @@ import Glibc
 
 /// Why a store operation failed. The message names the operation, the file and, where it
 /// applies, the byte offset and the `errno` text. It never contains a session key.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Sendable, CustomStringConvertible {
     /// Broad class of failure.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A system call failed (see `errnoCode`).
         case io
         /// Another process (or another open store in this process) holds the directory lock.
@@ -15,26 +15,31 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case duplicateSession
         /// A session's encoding exceeds the per-session limit.
         case sessionTooLarge
-        /// An earlier `fdatasync`/`fsync` failed; durability is unknown, so the store refuses
-        /// further commits. Restart (reopen) to re-read what is really on disk.
-        case failed
+        /// An earlier write or sync failed, so the store is rewriting itself from memory into
+        /// new files; commits are refused until that has succeeded.
+        case recovering
+        /// The state directory (or the log in it) was deleted or moved while the store was open.
+        case directoryGone
+        /// An fsync or fdatasync failed after the data was handed to the kernel: whether it is on
+        /// disk is not known, and the file must not be trusted again.
+        case syncFailed
         /// The store was closed.
         case closed
     }
 
     /// Broad class of failure.
-    public let kind: Kind
+    package let kind: Kind
     /// Full human-readable message.
-    public let message: String
+    package let message: String
     /// File or directory involved, if any.
-    public let path: String?
+    package let path: String?
     /// Byte offset within `path`, if any.
-    public let offset: Int?
+    package let offset: Int?
     /// `errno` from the failed call, if any.
-    public let errnoCode: Int32?
+    package let errnoCode: Int32?
 
     /// Creates an error; `message` must not contain secrets.
-    public init(kind: Kind, message: String, path: String? = nil, offset: Int? = nil, errnoCode: Int32? = nil) {
+    package init(kind: Kind, message: String, path: String? = nil, offset: Int? = nil, errnoCode: Int32? = nil) {
         self.kind = kind
         self.message = message
         self.path = path
@@ -51,7 +56,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// `strerror` text plus the symbolic number, e.g. "Permission denied (errno 13)".

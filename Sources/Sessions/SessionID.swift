@@ -1,6 +1,6 @@
 /// The public, non-secret identifier of a registered session: 16 lowercase hexadecimal characters
 /// (64 random bits). Safe to log, to show to clients, and to use in error messages.
-public struct SessionID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The 64-bit value the hexadecimal text spells, most significant nibble first.
     public let rawValue: UInt64
 
@@ -47,21 +47,4 @@ public struct SessionID: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// Orders by raw value.
     public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    /// Decodes from the 16-character hexadecimal string.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let id = SessionID(validating: text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "session id is not 16 lowercase hex characters")
-        }
-        self = id
-    }
-
-    /// Encodes as the 16-character hexadecimal string.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
 }

@@ -1,0 +1,133 @@
+/// The sessions in memory: fixed-size chunks of `Session` values plus an id → position index and
+/// per-owner counts.
+///
+/// - Chunks make a frozen copy for the background snapshot writer cost O(chunks): the next
+///   change copies the outer array and the one chunk it touches, not every session.
+/// - Every chunk is allocated at full capacity and sessions are added one at a time, whether
+///   they arrive by registration or from the files at start, so the same sessions take the
+///   same memory either way.
+/// - Equal endpoint lists share one array (most sessions name the same few endpoints).
+///
+/// Removal moves the last session into the hole, so the order is arbitrary.
+struct SessionTable {
+    static let chunkSize = 1024
+    /// Distinct endpoint lists shared at most; beyond this, lists are kept as they come.
+    static let sharedEndpointListLimit = 4096
+
+    private var chunks: [[Session]] = []
+    private var index: [SessionID: Int] = [:]
+    private var owners: [UInt32: Int] = [:]
+    private var endpointLists: [[String]: [String]] = [:]
+    /// Sessions per distinct endpoint list, so that questions about endpoints cost O(lists).
+    private(set) var endpointUsage: [[String]: Int] = [:]
+
+    init() {}
+
+    var count: Int { index.count }
+
+    subscript(id: SessionID) -> Session? {
+        guard let i = index[id] else { return nil }
+        return chunks[i / Self.chunkSize][i % Self.chunkSize]
+    }
+
+    func contains(_ id: SessionID) -> Bool { index[id] != nil }
+
+    /// Sessions owned by `uid`.
+    func count(ownedBy uid: UInt32) -> Int { owners[uid, default: 0] }
+
+    /// Inserts or replaces.
+    mutating func upsert(_ session: Session) {
+        var session = session
+        session.endpoints = shared(session.endpoints)
+        if let i = index[session.id] {
+            let old = chunks[i / Self.chunkSize][i % Self.chunkSize]
+            if old.ownerUID != session.ownerUID {
+                countOwner(old.ownerUID, -1)
+                countOwner(session.ownerUID, 1)
+            }
+            countUsage(old.endpoints, -1)
+            countUsage(session.endpoints, 1)
+            chunks[i / Self.chunkSize][i % Self.chunkSize] = session
+            return
+        }
+        let i = index.count
+        if i % Self.chunkSize == 0 {
+            var chunk: [Session] = []
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(session)
+        index[session.id] = i
+        countOwner(session.ownerUID, 1)
+        countUsage(session.endpoints, 1)
+    }
+
+    /// Removes and returns the session, if present.
+    @discardableResult
+    mutating func remove(_ id: SessionID) -> Session? {
+        guard let i = index.removeValue(forKey: id) else { return nil }
+        let lastChunk = chunks.count - 1
+        let last = chunks[lastChunk].removeLast()
+        if chunks[lastChunk].isEmpty { chunks.removeLast() }
+        let removed: Session
+        if last.id == id {
+            removed = last
+        } else {
+            removed = chunks[i / Self.chunkSize][i % Self.chunkSize]
+            chunks[i / Self.chunkSize][i % Self.chunkSize] = last
+            index[last.id] = i
+        }
+        countOwner(removed.ownerUID, -1)
+        countUsage(removed.endpoints, -1)
+        return removed
+    }
+
+    /// Changes a session's attempts, outcome, label or endpoints in place; returns the updated
+    /// value, or nil if absent. The id and the owner stay as they are.
+    @discardableResult
+    mutating func update(_ id: SessionID, _ change: (inout Session) -> Void) -> Session? {
+        guard let i = index[id] else { return nil }
+        var session = chunks[i / Self.chunkSize][i % Self.chunkSize]
+        let (originalID, originalOwner, originalEndpoints) = (session.id, session.ownerUID, session.endpoints)
+        change(&session)
+        session.id = originalID
+        session.ownerUID = originalOwner
+        if session.endpoints != originalEndpoints {
+            session.endpoints = shared(session.endpoints)
+            countUsage(originalEndpoints, -1)
+            countUsage(session.endpoints, 1)
+        }
+        chunks[i / Self.chunkSize][i % Self.chunkSize] = session
+        return session
+    }
+
+    /// An immutable copy of every session, for another thread; O(number of chunks).
+    var frozen: FrozenSessions { FrozenSessions(chunks: chunks, count: count) }
+
+    private mutating func countOwner(_ uid: UInt32, _ delta: Int) {
+        let n = owners[uid, default: 0] + delta
+        owners[uid] = n > 0 ? n : nil
+    }
+
+    private mutating func countUsage(_ endpoints: [String], _ delta: Int) {
+        let n = endpointUsage[endpoints, default: 0] + delta
+        endpointUsage[endpoints] = n > 0 ? n : nil
+    }
+
+    private mutating func shared(_ endpoints: [String]) -> [String] {
+        if let existing = endpointLists[endpoints] { return existing }
+        guard endpointLists.count < Self.sharedEndpointListLimit else { return endpoints }
+        endpointLists[endpoints] = endpoints
+        return endpoints
+    }
+}
+
+/// Every session of a table at one moment, in no particular order; safe to hand to another
+/// thread, and cheap to make (the sessions are shared, not copied).
+struct FrozenSessions: Sequence, Sendable {
+    fileprivate let chunks: [[Session]]
+    /// Number of sessions.
+    let count: Int
+
+    func makeIterator() -> FlattenSequence<[[Session]]>.Iterator { chunks.joined().makeIterator() }
+}
