@@ -160,6 +160,26 @@ final class StoreFaultTests: XCTestCase {
         )
     }
 
+    func testALogThatFailedIsNeverWrittenOrCarriedFromAgain() throws {
+        let parent = try ScratchDirectory("abandoned-log")
+        let directory = try StoreDirectory.open(parent.path)
+        let log = try LogFile.create(
+            in: directory, contents: LogEncoder.header(snapshotSequence: 0, snapshotSessions: 0, createdAt: 0))
+        let frame = LogEncoder.commit(records: [0x02, 1, 0, 0, 0, 0, 0, 0, 0], ends: [9], firstSequence: 1).bytes
+        try log.append(frame)
+        XCTAssertEqual(unlink(parent.path + "/" + StoreFormat.logFileName), 0)
+        XCTAssertThrowsError(try log.append(frame)) { error in
+            guard case .fileGone = error as? AppendFailure else { return XCTFail("\(error)") }
+        }
+        let end = log.logicalEnd
+        XCTAssertThrowsError(try log.append(frame), "abandoned: not even tried") { error in
+            guard case .syncFailed = error as? AppendFailure else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(log.logicalEnd, end)
+        XCTAssertNotNil(log.abandoned)
+        XCTAssertThrowsError(try log.bytes(from: 0), "a compaction carries nothing from it")
+    }
+
     func testDeletedLogIsRewrittenFromMemory() throws {
         let parent = try ScratchDirectory("deleted-log")
         let dir = parent.path

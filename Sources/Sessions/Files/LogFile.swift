@@ -36,6 +36,9 @@ final class LogFile {
     /// End of bytes past `logicalEnd` that a failed write may have left non-zero; the next
     /// append overwrites them with zeros.
     private var dirtyEnd: Int
+    /// Set when a sync failed or the file stopped being the store's log: from then on nothing is
+    /// written to it or read from it again (what a failed fsync lost cannot be known).
+    private(set) var abandoned: StoreError?
 
     private var path: String { directory.fullPath(Self.name) }
 
@@ -62,6 +65,16 @@ final class LogFile {
     /// Appends `frames` and makes them durable (one write, one fdatasync), then checks that the
     /// file is still the store's log. Returns only when the commit can be acknowledged.
     func append(_ frames: [UInt8]) throws(AppendFailure) {
+        if let abandoned { throw .syncFailed(abandoned) }
+        do throws(AppendFailure) {
+            try write(frames)
+        } catch {
+            if case .notWritten = error {} else { abandoned = error.error }
+            throw error
+        }
+    }
+
+    private func write(_ frames: [UInt8]) throws(AppendFailure) {
         let writeEnd = logicalEnd + frames.count
         try ensureRoom(upTo: writeEnd)
         var bytes = frames
@@ -98,6 +111,7 @@ final class LogFile {
 
     /// The bytes of the commit frames after `offset` (for carrying them into a new log).
     func bytes(from offset: Int) throws(StoreError) -> [UInt8] {
+        if let abandoned { throw abandoned }
         let start = min(max(0, offset), logicalEnd)
         var failure: StoreError?
         let raw = descriptor.raw
