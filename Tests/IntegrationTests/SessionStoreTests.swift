@@ -397,6 +397,23 @@ final class SessionStoreTests: XCTestCase {
         }
     }
 
+    func testAStopThatEndedEverySessionLeavesNoKeyOnDisk() throws {
+        let dir = try makeDir()
+        let (store, _) = try SessionStore.open(directory: dir)
+        defer { store.close() }
+        try register((0..<20).map { session($0, secret: "ENDED-AT-STOP-\($0)-xxxxxxxx") }, in: store)
+        store.beginShutdown()
+        for n in 0..<20 { store.recordEnded(session(n).id) }
+        XCTAssertTrue(store.flush())
+        XCTAssertTrue(store.eraseIfEmpty(timeoutMilliseconds: 5_000), "an empty store is emptied even while stopping")
+        for name in try files(dir) {
+            XCTAssertNil(try bytes(dir + "/" + name).firstRange(of: Array("ENDED-AT-STOP".utf8)), name)
+        }
+        // Not while sessions remain: that would be a compaction inside the stop.
+        try register([session(99)], in: store)
+        XCTAssertFalse(store.eraseIfEmpty(timeoutMilliseconds: 1_000))
+    }
+
     func testNewSnapshotBesideTheOldLogIsRecoveredWithoutDoubleCounting() throws {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)

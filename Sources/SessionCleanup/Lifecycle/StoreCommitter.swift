@@ -140,7 +140,13 @@ final class StoreCommitter {
     /// not be written (they are ended again after the next start, and the stop must not claim
     /// otherwise) — and whether everything was saved.
     func settle(timeout: Duration) -> (kept: Int, saved: Bool) {
+        let began = loop.clock.now()
         let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
+        if saved && store.count == 0 {
+            // Every session ended: their keys must not wait on disk for the next start.
+            let left = timeout - loop.clock.now().duration(since: began)
+            store.eraseIfEmpty(timeoutMilliseconds: Int(max(.zero, left).millisecondsRoundedUp))
+        }
         let kept = store.durableCount
         if !saved {
             let unsaved = kept - store.count

@@ -377,6 +377,10 @@ package final class SessionStore {
                 || compactionPolicy.shouldCompact(
                     logBytes: statistics.logBytes, snapshotBytes: statistics.snapshotBytes)
         else { return }
+        startCompaction()
+    }
+
+    private func startCompaction() {
         // The snapshot holds what is durable plus run results (true facts, replayed harmlessly
         // by the frames that carry them); client changes in flight enter the table only once
         // durable, so they stay out of it.
@@ -385,6 +389,27 @@ package final class SessionStore {
             startedAt: StoreClock.monotonicMicroseconds())
         compaction = .writingSnapshot
         writer.writeSnapshot(table.frozen, purpose: purpose, directory: directory, path: directoryPath)
+    }
+
+    /// At the end of a stop that ended every session: the log still holds their commits, and so
+    /// their keys. Replaces both files by empty ones (a rewrite of nothing, a few small writes,
+    /// so it is allowed while stopping) and waits for it, at most `timeoutMilliseconds`. Returns
+    /// whether the files now hold no key.
+    @discardableResult
+    package func eraseIfEmpty(timeoutMilliseconds: Int) -> Bool {
+        let deadline = StoreClock.monotonicMicroseconds() + UInt64(max(0, timeoutMilliseconds)) * 1000
+        var started = false
+        while !isClosed && StoreClock.monotonicMicroseconds() < deadline {
+            if case .idle = compaction {
+                guard table.count == 0, !hasUnsavedChanges, case .healthy = health else { return false }
+                if statistics.logBytes <= Self.emptyLogBytes { return true }
+                if started { return false }  // it ran and failed
+                started = true
+                startCompaction()
+            }
+            if writer.waitForCompletion(milliseconds: 100) { processCompletions() }
+        }
+        return false
     }
 
     /// Starts the rewrite from memory, if it is not running and its retry delay has passed;
@@ -411,7 +436,7 @@ package final class SessionStore {
         switch (purpose.kind, result) {
         case (.compaction, .success(let written)):
             statistics.snapshotBytes = written.bytes
-            guard !stopping, case .healthy = health else {
+            guard !stopping || purpose.sessions == 0, case .healthy = health else {
                 // The snapshot is consistent with the old log (which holds everything after it);
                 // the next open switches logs.
                 compaction = .idle
