@@ -3,19 +3,11 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <poll.h>
-#include <stddef.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
 
 int csd_signals_open(void) {
     sigset_t set;
@@ -45,46 +37,7 @@ int csd_signals_read(int fd, int32_t *sender_pid) {
     }
 }
 
-int csd_notify(const char *state, int wait_ms) {
-    const char *path = getenv("NOTIFY_SOCKET");
-    if (!path || !*path) return 0;
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
-    size_t length = strlen(path);
-    if ((path[0] != '/' && path[0] != '@') || length >= sizeof address.sun_path) return -EINVAL;
-    memcpy(address.sun_path, path, length);
-    if (path[0] == '@') address.sun_path[0] = 0;   /* abstract namespace */
-    socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + length);
-    /* One socket for the process's life: opened on first use, non-blocking, close-on-exec. */
-    static int fd = -1;
-    if (fd < 0) {
-        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0) return -errno;
-    }
-    for (;;) {
-        ssize_t n = sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&address, address_length);
-        if (n >= 0) return 1;
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN || wait_ms <= 0) return -errno;
-        struct pollfd p = { .fd = fd, .events = POLLOUT };
-        int ready = poll(&p, 1, wait_ms);
-        wait_ms = 0;   /* wait once; then give up */
-        if (ready <= 0) return ready == 0 ? -EAGAIN : -errno;
-    }
-}
-
 int csd_watchdog_enabled(uint64_t *usec) { return sd_watchdog_enabled(0, usec); }
-
-int csd_journal_sendv(const struct iovec *fields, int count) { return sd_journal_sendv(fields, count); }
-
-int csd_stderr_is_journal(void) {
-    const char *e = getenv("JOURNAL_STREAM");
-    if (!e) return 0;
-    unsigned long long dev = 0, ino = 0;
-    if (sscanf(e, "%llu:%llu", &dev, &ino) != 2) return 0;
-    struct stat st;
-    if (fstat(STDERR_FILENO, &st) < 0) return 0;
-    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
-}
 
 int csd_accept_nonblocking(int fd) {
     int client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

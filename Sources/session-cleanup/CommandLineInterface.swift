@@ -6,7 +6,8 @@ enum CommandLineInterface {
     /// Every verb, in the order the global help lists them. Add new verbs here (see ``Verb``).
     static let verbs: [any Verb.Type] = [
         DaemonVerb.self, CheckConfigVerb.self, RegisterVerb.self, UnregisterVerb.self, ListVerb.self,
-        StatusVerb.self, EndVerb.self, ReloadVerb.self, VersionVerb.self, HelpVerb.self, CompleteVerb.self,
+        StatusVerb.self, EndVerb.self, ReportVerb.self, ReloadVerb.self, VersionVerb.self, HelpVerb.self,
+        CompleteVerb.self,
     ]
 
     /// The verb called `name`.

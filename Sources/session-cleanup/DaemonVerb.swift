@@ -18,26 +18,40 @@ enum DaemonVerb: Verb {
             "session-cleanup --user daemon            # your own daemon in the foreground",
         ])
 
+    /// How long a failed start waits for systemd and the journal to take its last words.
+    static let failureFlush: Duration = .seconds(1)
+
     static func run(_ options: Options) throws -> ExitStatus {
         guard options.positional.isEmpty else { throw UsageError("daemon takes no arguments") }
         // First, before anything can start a thread: every later thread inherits the mask.
         let signals = try SignalSource.open()
         let journal = Journal()
-        let notifier = SystemdNotifier()
+        let notifier = SystemdNotifier(journal: journal)
+        let clock = SystemMonotonicClock()
+        /// The last words of a start that failed: sent, within a bound, before exiting.
+        func failed(_ entry: JournalEntry, _ status: [NotifyAssignment], _ exit: ExitStatus) -> ExitStatus {
+            journal.record(entry)
+            notifier.send(status)
+            let deadline = clock.now().advanced(by: failureFlush)
+            notifier.flush(until: deadline)
+            journal.flush(until: deadline)
+            return exit
+        }
         let paths = DaemonPaths.resolve(options.instance, configOption: options.value("--config"))
         let configuration: Configuration
         let files: [String]
         do {
             (configuration, files) = try DaemonConfigurationLoader.load(paths)
         } catch {
-            journal.record(
+            return failed(
                 JournalEntry(
-                    .error, "Invalid configuration, not starting: \(error)",
-                    [JournalField(.event, "config-invalid"), JournalField(.error, error.description)]))
-            notifier.send([.status("Invalid configuration: \(error.summary)"), .errno(22)])
-            return .configurationInvalid
+                    .configInvalid, "Invalid configuration, not starting: \(error)",
+                    [JournalField(.error, error.description)]),
+                [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
         }
-        let loop = try EventLoop()
+        let loop = try EventLoop(clock: clock)
+        journal.attach(to: loop)
+        notifier.attach(to: loop)
         let daemon = Daemon(
             paths: paths, configuration: configuration, configurationFiles: files,
             dependencies: Daemon.Dependencies(
@@ -49,12 +63,9 @@ enum DaemonVerb: Verb {
             let hint =
                 paths.instance == .system && getuid() != 0
                 ? " (the system daemon's paths; your own daemon: session-cleanup --user daemon)" : ""
-            journal.record(
-                JournalEntry(
-                    .error, "Start-up failed: \(error)\(hint)",
-                    [JournalField(.event, "start-failed"), JournalField(.error, "\(error)")]))
-            notifier.send([.status("Start-up failed: \(error)")])
-            return .startFailed
+            return failed(
+                JournalEntry(.startFailed, "Start-up failed: \(error)\(hint)", [JournalField(.error, "\(error)")]),
+                [.status("Start-up failed: \(error)")], .startFailed)
         }
         return try daemon.run()
     }

@@ -44,7 +44,10 @@ final class CommandLineHelpTests: XCTestCase {
         let verbs = try verbs()
         XCTAssertEqual(
             verbs,
-            ["daemon", "check-config", "register", "unregister", "list", "status", "end", "reload", "version", "help"])
+            [
+                "daemon", "check-config", "register", "unregister", "list", "status", "end", "report", "reload",
+                "version", "help",
+            ])
         var texts: Set<String> = []
         for verb in verbs {
             let help = try BuiltBinary.run([verb, "--help"])

@@ -11,6 +11,9 @@
 #   jcount JSON FIELD=VALUE...    how many
 #   wait_event CURSOR EVENT [FIELD=VALUE...]   until such an entry is in the journal (10 s)
 #   first_with JSON FIELD=VALUE...             line number of the first such entry (999999: none)
+#   ended_ids JSON FIELD=VALUE... the sessions in the calls-ended entries with every FIELD=VALUE
+#                                 (ended calls are grouped, one SESSION_ID= each), sorted, space-separated
+#   jfield FIELD                  (stdin: JSON lines) every value of FIELD, one per line
 #   sorted "WORDS"                one word per line, sorted
 jr() { sc_journal "$CT" "$@"; }
 cursor() { jr -n 1 -o json | grep -o '"__CURSOR":"[^"]*"' | cut -d'"' -f4; }
@@ -29,3 +32,15 @@ first_with() {
     local n; n=$(head -n1 <<< "$out" | cut -d: -f1); echo "${n:-999999}"
 }
 sorted() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | sort; }
+ended_ids() {
+    local out; out=$(jsel "$1" SESSION_CLEANUP_EVENT=calls-ended); shift
+    [ $# -gt 0 ] && out=$(jsel "$out" "$@")
+    jfield SESSION_ID <<< "$out" | sort | tr '\n' ' '
+}
+jfield() { python3 -c '
+import json, sys
+for line in sys.stdin:
+    if line.strip():
+        v = json.loads(line).get(sys.argv[1])
+        if v is not None:
+            print(v if isinstance(v, str) else "\n".join(v))' "$1"; }

@@ -80,7 +80,14 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report.sessionsLeft, 1)
         XCTAssertEqual(report.callCounts, ["ended": 3, "rejected": 1])
         XCTAssertEqual(finishedSessions.map(\.1).sorted { !$0 && $1 }, [false, true])
-        XCTAssertEqual(journal.entries(event: "call-finished").count, 4, "one journal entry per outcome")
+        XCTAssertEqual(journal.entries(event: "call-finished").count, 1, "one entry per call not ended")
+        let ended = journal.entries(event: "calls-ended")
+        XCTAssertEqual(ended.map { $0.values(of: .sessionID).count }.reduce(0, +), 3, "ended calls, grouped")
+        let calls = (journal.entries(event: "call-finished") + ended).compactMap {
+            $0.value(of: .calls).flatMap(Int.init)
+        }
+        XCTAssertEqual(calls.reduce(0, +), 4, "CALLS= adds up to the calls made")
+        XCTAssertEqual(journal.entries(event: "run-finished").first?.value(of: .callsTotal), "4")
         XCTAssertEqual(endedEndpoints[half.id], ["auth"], "the half-ended session knows where it was ended")
         XCTAssertEqual(endedEndpoints[both.id]?.sorted(), ["auth", "licence"])
     }
@@ -288,16 +295,26 @@ final class CleanupRunTests: XCTestCase {
 
     func testJournalEntriesCarryTheFieldsButNeverTheKey() throws {
         let secret = "ok-TOPSECRET-key"
-        begin(makeRun([session(secret)]))
-        transport.complete(with: FakeTransport.reply(200))
-        let entry = try XCTUnwrap(journal.entries(event: "call-finished").first)
-        XCTAssertEqual(entry.value(of: .outcome), "ended")
-        XCTAssertEqual(entry.value(of: .httpStatus), "200")
-        XCTAssertEqual(entry.value(of: .attempts), "1")
-        XCTAssertEqual(entry.value(of: .url), "http://127.0.0.1:8080/user/<redacted>/endsession")
-        XCTAssertNotNil(entry.value(of: .sessionID))
+        let refused = "no-TOPSECRET-key"
+        let run = makeRun([session(secret), session(refused)])
+        begin(run)
+        transport.complete(matching: "ok-", with: FakeTransport.reply(200))
+        transport.complete(matching: "no-", with: FakeTransport.reply(403))
+        let ended = try XCTUnwrap(journal.entries(event: "calls-ended").first)
+        XCTAssertEqual(ended.value(of: .outcome), "ended")
+        XCTAssertEqual(ended.value(of: .httpStatus), "200")
+        XCTAssertEqual(ended.value(of: .calls), "1")
+        XCTAssertEqual(ended.values(of: .sessionID).count, 1)
+        let rejected = try XCTUnwrap(journal.entries(event: "call-finished").first)
+        XCTAssertEqual(rejected.value(of: .outcome), "rejected")
+        XCTAssertEqual(rejected.value(of: .httpStatus), "403")
+        XCTAssertEqual(rejected.value(of: .attempts), "1")
+        XCTAssertEqual(rejected.value(of: .url), "http://127.0.0.1:8080/user/<redacted>/endsession")
+        XCTAssertEqual(rejected.priority, .warning)
+        XCTAssertNotNil(rejected.value(of: .sessionID))
         for entry in journal.entries {
             XCTAssertFalse("\(entry)".contains("TOPSECRET"))
+            XCTAssertEqual(entry.value(of: .runID), run.id.description, "every entry of the run carries its id")
         }
         XCTAssertTrue(transport.started.first?.url.contains(secret) ?? false, "the request itself carries the key")
     }

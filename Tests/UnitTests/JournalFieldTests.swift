@@ -22,8 +22,8 @@ final class JournalFieldTests: XCTestCase {
 
     func testMemoryJournalFindsEntriesByEvent() {
         let journal = MemoryJournal()
-        journal.record(JournalEntry(.info, "a", [JournalField(.event, "ready")]))
-        journal.record(JournalEntry(.info, "b", [JournalField(.event, "stopped"), JournalField(.durationUsec, 42)]))
+        journal.record(JournalEntry(.ready, "a"))
+        journal.record(JournalEntry(.stopped, "b", [JournalField(.durationUsec, 42)]))
         XCTAssertEqual(journal.entries(event: "stopped").first?.value(of: .durationUsec), "42")
     }
 

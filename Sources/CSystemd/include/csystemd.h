@@ -2,13 +2,12 @@
 #define CSYSTEMD_H
 /*
  * CSystemd: the only code in session-cleanup that touches libsystemd and signal masks (plus
- * two socket calls Swift's Glibc module lacks).
+ * two socket calls Swift's Glibc module lacks). The journal and notify sockets are in csd_journal.h.
  * Every function returns a negative errno on failure (systemd's convention) so the Swift
  * side can name the cause; nothing here logs or allocates on behalf of the caller.
  */
 #include <stdint.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 /* Linux APIs the event loop needs that Swift's Glibc module does not export. */
 #include <sys/epoll.h>
 
@@ -23,22 +22,9 @@ int csd_signals_open(void);
  * 0 when none is pending, or -errno. */
 int csd_signals_read(int fd, int32_t *sender_pid);
 
-/* Sends `state` to $NOTIFY_SOCKET like sd_notify(0, state), but never blocks the event loop
- * for long: libsystemd's sd_notify blocks while the receiver's queue is full. When the queue
- * is full, waits up to `wait_ms` for room (0: drop the message at once) and returns -EAGAIN
- * if there is none. > 0 sent, 0 when $NOTIFY_SOCKET is unset (not under systemd), -errno. */
-int csd_notify(const char *state, int wait_ms);
-
 /* sd_watchdog_enabled(0, ...): > 0 and *usec set when WatchdogSec= applies to this process,
  * 0 when disabled, -errno when $WATCHDOG_USEC is malformed. */
 int csd_watchdog_enabled(uint64_t *usec);
-
-/* sd_journal_sendv: fields are "NAME=value" iovecs. 0 or -errno. */
-int csd_journal_sendv(const struct iovec *fields, int count);
-
-/* 1 when stderr is the journal stream systemd connected ($JOURNAL_STREAM matches fd 2's
- * device and inode), else 0. Used to pick native journal entries over stderr lines. */
-int csd_stderr_is_journal(void);
 
 /* Two socket calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built
  * without, so they are wrapped here (this file is compiled with _GNU_SOURCE). */

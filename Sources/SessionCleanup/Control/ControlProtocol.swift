@@ -77,6 +77,9 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
     /// Read the configuration again and apply it, or keep the old one and say why (root and the
     /// daemon's own user only; `systemctl reload` runs it).
     case reload
+    /// `{"op":"report","run_id":RUN_ID?}`: what a run did (default: the last stop run), as the
+    /// caller may see it.
+    case report(runID: String?)
 
     /// Longest key accepted, in UTF-8 bytes.
     public static let maxKeyBytes = 4096
@@ -96,6 +99,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         case .status: return "status"
         case .end: return "end"
         case .reload: return "reload"
+        case .report: return "report"
         }
     }
 
@@ -111,6 +115,7 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         case .end(.session(let id)): return "end(\(id))"
         case .end(.all): return "end(all)"
         case .reload: return "reload"
+        case .report(let runID): return "report(\(runID ?? "last stop run"))"
         }
     }
 
@@ -189,10 +194,15 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
             case (nil, nil):
                 throw ControlProtocolError(.badRequest, "op 'end' needs 'id' or \"all\": true")
             }
+        case "report":
+            let runID = try fields.string("run_id")
+            if let runID { try Self.check(id: runID, field: "run_id") }
+            self = .report(runID: runID)
         default:
             throw ControlProtocolError(
                 .badRequest,
-                "unknown op '\(Self.printable(op))' (expected register, unregister, list, status, end or reload)")
+                "unknown op '\(Self.printable(op))' (expected register, unregister, list, status, end, reload or report)"
+            )
         }
         try fields.rejectUnknown(op: op)
     }
@@ -210,6 +220,8 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
             try container.encode(id, forKey: FieldKey("id"))
         case .end(.all):
             try container.encode(true, forKey: FieldKey("all"))
+        case .report(let runID):
+            try container.encodeIfPresent(runID, forKey: FieldKey("run_id"))
         case .list, .status, .reload:
             break
         }
@@ -259,9 +271,9 @@ public enum ControlRequest: Sendable, Equatable, Codable, CustomStringConvertibl
         }
     }
 
-    private static func check(id: String) throws(ControlProtocolError) {
+    private static func check(id: String, field: String = "id") throws(ControlProtocolError) {
         guard !id.isEmpty, id.utf8.count <= maxNameBytes, !id.utf8.contains(where: isControl) else {
-            throw ControlProtocolError(.badRequest, "field 'id' is empty, over-long or unprintable")
+            throw ControlProtocolError(.badRequest, "field '\(field)' is empty, over-long or unprintable")
         }
     }
 
@@ -346,7 +358,7 @@ public struct ControlResponse: Sendable, Equatable, Codable {
     public var sessions: [ControlSessionInfo]?
     /// `status`: the daemon's state (an object the daemon fills).
     public var status: JSONValue?
-    /// `end`: what became of the sessions (an object the daemon fills).
+    /// `end` and `report`: what became of the sessions (an object the daemon fills).
     public var report: JSONValue?
     /// Failure: what went wrong, for people.
     public var error: String?
@@ -377,7 +389,7 @@ public struct ControlResponse: Sendable, Equatable, Codable {
     }
     /// `{"ok":true,"status":{…}}` (`status`).
     public static func status(_ status: JSONValue) -> ControlResponse { ControlResponse(ok: true, status: status) }
-    /// `{"ok":true,"report":{…}}` (`end`).
+    /// `{"ok":true,"report":{…}}` (`end`, `report`).
     public static func ended(report: JSONValue) -> ControlResponse { ControlResponse(ok: true, report: report) }
     /// `{"ok":true,"report":{"files":[…],"notes":[…]}}` (`reload`): what was read, and what did
     /// not take effect (settings that need a restart).

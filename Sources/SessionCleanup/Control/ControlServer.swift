@@ -467,7 +467,12 @@ public final class ControlServer {
         Glibc.close(client.fd)
     }
 
-    private func log(_ priority: JournalPriority, _ message: String, _ fields: [JournalField] = []) {
-        journal?.record(JournalEntry(priority, message, fields))
+    private func log(
+        _ priority: JournalPriority, _ message: String, _ fields: [JournalField] = [], fileID: String = #fileID,
+        line: UInt = #line, function: String = #function
+    ) {
+        journal?.record(
+            JournalEntry(
+                .controlSocket, message, fields, priority: priority, fileID: fileID, line: line, function: function))
     }
 }

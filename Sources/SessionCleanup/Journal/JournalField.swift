@@ -101,6 +101,22 @@ public struct JournalField: Sendable, Equatable {
         public static let queryUsec = Name(constant: "QUERY_USEC")
         /// `CHECK_USEC`: how long checking the configuration for the restarted daemon took.
         public static let checkUsec = Name(constant: "CHECK_USEC")
+        /// `SESSION_CLEANUP_RUN_ID`: the run an entry belongs to (32 hex digits, like `INVOCATION_ID=`).
+        public static let runID = Name(constant: "SESSION_CLEANUP_RUN_ID")
+        /// `CALLS`: how many calls an entry accounts for (1 for `call-finished`).
+        public static let calls = Name(constant: "CALLS")
+        /// `CALLS_TOTAL`: every call of a run, whatever its outcome.
+        public static let callsTotal = Name(constant: "CALLS_TOTAL")
+        /// `JOURNAL_ENTRIES`: call entries (`call-finished`, `calls-ended`) a run wrote.
+        public static let journalEntries = Name(constant: "JOURNAL_ENTRIES")
+        /// `JOURNAL_DROPPED`: entries that could not be journaled (the journal was not keeping up).
+        public static let journalDropped = Name(constant: "JOURNAL_DROPPED")
+        /// `SESSIONS_REGISTERED`: registrations in a summary's interval.
+        public static let sessionsRegistered = Name(constant: "SESSIONS_REGISTERED")
+        /// `SESSIONS_UNREGISTERED`: sessions forgotten without being ended in a summary's interval.
+        public static let sessionsUnregistered = Name(constant: "SESSIONS_UNREGISTERED")
+        /// `NOTIFY_STATE`: an `sd_notify` message that could not be delivered.
+        public static let notifyState = Name(constant: "NOTIFY_STATE")
 
         /// Every constant above, for the test that proves them valid.
         static let allConstants: [Name] = [
@@ -108,13 +124,14 @@ public struct JournalField: Sendable, Equatable {
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
             callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
-            queryUsec, checkUsec,
+            queryUsec, checkUsec, runID, calls, callsTotal, journalEntries, journalDropped, sessionsRegistered,
+            sessionsUnregistered, notifyState,
         ]
     }
 
     /// The field's name.
     public let name: Name
-    /// The field's value (may contain newlines; the native protocol carries them).
+    /// The field's value (may contain newlines: the native protocol carries them).
     public let value: String
 
     /// Creates `name=value`.

@@ -41,6 +41,17 @@ public final class Daemon {
     /// How long the end of a stop waits for the store to write what the run recorded (within
     /// ``exitGrace``).
     static let storeFlushTimeout: Duration = .seconds(3)
+    /// How long after the budget's end (or the run's, if later) the last journal entries may
+    /// still be waited for; well inside ``exitGrace``. A journal that takes nothing for half a
+    /// second is given up on sooner.
+    static let journalFlushLimit: Duration = .seconds(2)
+    /// How long the last state changes may wait for room in PID 1's notify queue at exit.
+    static let notifyFlushLimit: Duration = .milliseconds(250)
+    /// How long a hand-over's last journal entries may be waited for: a restart should be quick.
+    static let handOverFlushLimit: Duration = .seconds(1)
+    /// The end of ``exitGrace`` kept for writing the run record and exiting, whatever the store's
+    /// settle and the journal's flush took before it.
+    static let recordReserve: Duration = .seconds(1)
 
     enum Phase {
         case running
@@ -90,6 +101,10 @@ public final class Daemon {
     private var started: Started?
     /// The socket systemd passed, if the daemon was socket-activated.
     private var activatedSocket: ActivatedSocket?
+    /// The stop run's id, from SIGTERM on (on every entry of the stop).
+    private var stopRunID: RunID?
+    /// The journal's drop count when the stop began, to count what the stop lost.
+    private var droppedBeforeStop = 0
 
     /// Creates the daemon with a configuration already loaded (and validated) from `files`.
     public init(
@@ -109,14 +124,13 @@ public final class Daemon {
     public func start(signals: SignalSource) throws {
         journal.record(
             JournalEntry(
-                .info, "session-cleanup \(SessionCleanupVersion.string) starting",
-                [
-                    JournalField(.event, "started"),
-                    JournalField(.configFile, configuration.files.joined(separator: " ")),
-                ]))
+                .started, "session-cleanup \(SessionCleanupVersion.string) starting",
+                [JournalField(.configFile, configuration.files.joined(separator: " "))]))
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
         try InterruptedStopRun.recover(committer, journal: journal)
+        let lastStop = LastStopRunDocument.read(from: committer.store)
+        reportIncompleteJournal(of: lastStop)
         let runs = RunCoordinator(
             loop: loop, journal: journal, committer: committer, configuration: configuration,
             credentialsDirectory: paths.credentialsDirectory)
@@ -129,8 +143,8 @@ public final class Daemon {
             daemon: SessionRequestHandler.DaemonContext(
                 phase: { [weak self] in self?.phase ?? .finished(.success) },
                 reload: { [weak self] in self?.reload() ?? .refused(ConfigurationError(file: "", line: 0, "stopped")) },
-                startedAt: startedAt, lastStopSummary: LastStopRunDocument.read(from: committer.store)),
-            loop: loop, journal: journal)
+                startedAt: startedAt, lastStopSummary: lastStop),
+            loop: loop)
         let settings = configuration.current
         DescriptorLimit.raise(
             toFit: HTTPEngine.Limits(settings).maxConnections + ControlServer.Limits().maxClients + 64,
@@ -148,9 +162,8 @@ public final class Daemon {
         notifier.send([.ready, .status(readyStatus)])
         journal.record(
             JournalEntry(
-                .info, "Ready: stop budget \(settings.stop.budget.humanReadable)",
+                .ready, "Ready: stop budget \(settings.stop.budget.humanReadable)",
                 [
-                    JournalField(.event, "ready"),
                     JournalField(.budgetUsec, settings.stop.budget.microseconds),
                     JournalField(.durationUsec, loop.clock.now().duration(since: startedAt).microseconds),
                     JournalField(.sessionsTotal, committer.store.count),
@@ -194,16 +207,12 @@ public final class Daemon {
         case (.terminate, .stopping(let budget)), (.interrupt, .stopping(let budget)):
             journal.record(
                 JournalEntry(
-                    .warning, "\(signal) during the stop run: expiring the budget now",
-                    [
-                        JournalField(.event, "second-signal"), JournalField(.signal, signal.description),
-                        JournalField(.senderPID, sender),
-                    ]))
+                    .secondSignal, "\(signal) during the stop run: expiring the budget now",
+                    stopFields + [JournalField(.signal, signal.description), JournalField(.senderPID, sender)]))
             budget.expire(reason: .secondSignal)
         case (.hangUp, .stopping):
             journal.record(
-                JournalEntry(
-                    .notice, "SIGHUP ignored: the daemon is stopping", [JournalField(.event, "reload-ignored")]))
+                JournalEntry(.reloadIgnored, "SIGHUP ignored: the daemon is stopping"))
         case (_, .finished):
             break
         }
@@ -223,18 +232,15 @@ public final class Daemon {
     @discardableResult
     func reload() -> ReloadOutcome {
         notifier.send([.reloading(loop.clock.now()), .status("Reloading configuration")])
-        journal.record(JournalEntry(.info, "Reloading configuration", [JournalField(.event, "reloading")]))
+        journal.record(JournalEntry(.reloading, "Reloading configuration"))
         let change: ActiveConfiguration.Change
         do {
             change = try configuration.reload(paths)
         } catch {
             journal.record(
                 JournalEntry(
-                    .error, "Configuration not reloaded, keeping the previous one: \(error)",
-                    [
-                        JournalField(.event, "reload-failed"), JournalField(.error, error.description),
-                        JournalField(.configFile, error.file),
-                    ]))
+                    .reloadFailed, "Configuration not reloaded, keeping the previous one: \(error)",
+                    [JournalField(.error, error.description), JournalField(.configFile, error.file)]))
             notifier.send([.ready, .status(readyStatus + " (reload failed: \(error))")])
             return .refused(error)
         }
@@ -244,17 +250,14 @@ public final class Daemon {
         } else if change.controlSocketChanged {
             let note =
                 "[Control] SocketMode=/SocketGroup= changes take effect at the next start (the socket stays as it is)"
-            journal.record(JournalEntry(.notice, note, [JournalField(.event, "reload-partial")]))
+            journal.record(JournalEntry(.reloadPartial, note))
             notes.append(note)
         }
         if let unconfigured = reportUnconfiguredEndpoints() { notes.append(unconfigured.note) }
         journal.record(
             JournalEntry(
-                .info, "Configuration reloaded from \(configuration.files.count) file(s)",
-                [
-                    JournalField(.event, "reloaded"),
-                    JournalField(.configFile, configuration.files.joined(separator: " ")),
-                ]))
+                .reloaded, "Configuration reloaded from \(configuration.files.count) file(s)",
+                [JournalField(.configFile, configuration.files.joined(separator: " "))]))
         notifier.send([.ready, .status(readyStatus)])
         return .applied(files: configuration.files, notes: notes)
     }
@@ -308,8 +311,9 @@ public final class Daemon {
             case .unknown(let why):
                 journal.record(
                     JournalEntry(
-                        .notice, "Could not check the configuration for the restarted daemon (\(why)); handing over",
-                        [JournalField(.event, "next-start-unchecked"), JournalField(.error, why)]))
+                        .nextStartUnchecked,
+                        "Could not check the configuration for the restarted daemon (\(why)); handing over",
+                        [JournalField(.error, why)]))
                 return decision
             case .invalid(let why): problem = why
             }
@@ -331,10 +335,10 @@ public final class Daemon {
         notifier.send([.stopping, .status("Restarting: handing \(HumanText.count(sessionCount, "session")) over")])
         journal.record(
             JournalEntry(
-                .info, "\(signal) received: \(unit.name) is being restarted; its sessions are kept",
+                .handOverBegun, "\(signal) received: \(unit.name) is being restarted; its sessions are kept",
                 [
-                    JournalField(.event, "hand-over-begun"), JournalField(.signal, signal.description),
-                    JournalField(.senderPID, sender), JournalField(.unit, unit.name), JournalField(.jobType, jobType),
+                    JournalField(.signal, signal.description), JournalField(.senderPID, sender),
+                    JournalField(.unit, unit.name), JournalField(.jobType, jobType),
                     JournalField(.sessionsTotal, sessionCount),
                 ] + timing))
         guard let started else {
@@ -370,11 +374,9 @@ public final class Daemon {
         notifier.send([.status(summary)])
         journal.record(
             JournalEntry(
-                .info, summary,
-                [
-                    JournalField(.event, "handed-over"), JournalField(.sessionsTotal, kept),
-                    JournalField(.durationUsec, took.microseconds),
-                ]))
+                .handedOver, summary,
+                [JournalField(.sessionsTotal, kept), JournalField(.durationUsec, took.microseconds)]))
+        flushBeforeExit(until: loop.clock.now().advanced(by: Self.handOverFlushLimit))
         phase = .finished(.success)
     }
 
@@ -383,6 +385,9 @@ public final class Daemon {
     ) {
         let settings = configuration.current.stop
         phase = .stopping(budget)
+        let runID = RunID.random()
+        stopRunID = runID
+        droppedBeforeStop = journal.droppedEntries
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
         notifier.send([
             .stopping, .extendTimeout(settings.budget + Self.exitGrace),
@@ -402,12 +407,12 @@ public final class Daemon {
         }
         journal.record(
             JournalEntry(
-                .info,
+                .stopBegun,
                 "\(signal) received: stop run begun with a budget of \(settings.budget.humanReadable) (\(reason))",
-                [
-                    JournalField(.event, "stop-begun"), JournalField(.signal, signal.description),
-                    JournalField(.senderPID, sender), JournalField(.budgetUsec, settings.budget.microseconds),
-                    JournalField(.sessionsTotal, sessionCount), JournalField(.stopReason, reason),
+                stopFields + [
+                    JournalField(.signal, signal.description), JournalField(.senderPID, sender),
+                    JournalField(.budgetUsec, settings.budget.microseconds), JournalField(.sessionsTotal, sessionCount),
+                    JournalField(.stopReason, reason),
                     JournalField(.syncUsec, loop.clock.now().duration(since: syncBegan).microseconds),
                 ] + timing))
         guard let started else {
@@ -415,8 +420,9 @@ public final class Daemon {
             return
         }
         started.statusLine.stop()  // the stop run's progress owns STATUS= now
+        started.committer.registrations.summarise()
         started.runs.beginStopRun(
-            budget: budget, onProgress: { [weak self] text in self?.notifier.send([.status(text)]) },
+            id: runID, budget: budget, onProgress: { [weak self] text in self?.notifier.send([.status(text)]) },
             completion: { [weak self] report in self?.finishStop(budget, report: report) })
     }
 
@@ -424,13 +430,11 @@ public final class Daemon {
         guard case .stopping = phase else { return }
         var left = 0
         if let started {
-            if let report { LastStopRunDocument.write(report, to: started.committer.store, journal: journal) }
             started.controlServer.close()
             started.controlServer.disconnectAll()
             let settled = started.committer.settle(timeout: Self.storeFlushTimeout)
             if settled.saved { InterruptedStopRun.recordFinished(in: started.committer.store, journal: journal) }
             left = settled.kept
-            started.committer.close()
         }
         watchdog.stop()
         let took = budget.elapsed
@@ -441,12 +445,50 @@ public final class Daemon {
         notifier.send([.status(summary)])
         journal.record(
             JournalEntry(
-                left == 0 ? .info : .warning, summary,
-                [
-                    JournalField(.event, "stopped"), JournalField(.durationUsec, took.microseconds),
+                .stopped, summary,
+                stopFields + [
+                    JournalField(.durationUsec, took.microseconds),
                     JournalField(.timeRemainingUsec, budget.timeRemaining.microseconds),
                     JournalField(.sessionsLeft, left),
-                ]))
+                ],
+                // Notice, not warning: warnings are the per-call entries' pool, which may be full.
+                priority: left == 0 ? .info : .notice))
+        // The store's settle may have used part of the grace already: keep a moment for the record.
+        let lastFlush = budget.deadline.advanced(by: Self.exitGrace - Self.recordReserve)
+        flushBeforeExit(
+            until: min(max(loop.clock.now(), budget.deadline).advanced(by: Self.journalFlushLimit), lastFlush))
+        if let started, let report {
+            // After the flush, so the record counts every entry the journal could not take.
+            let dropped = journal.droppedEntries - droppedBeforeStop
+            LastStopRunDocument.write(
+                RunRecord(report, journalDropped: dropped), to: started.committer.store, journal: journal)
+        }
+        started?.committer.close()
         phase = .finished(left == 0 ? .success : .sessionsLeft)
+    }
+
+    /// The last moments: what systemd and the journal have not taken yet, within bounds (the
+    /// journal is given up on sooner when it takes nothing for ``Journal/flushIdleLimit``).
+    private func flushBeforeExit(until limit: MonotonicInstant) {
+        notifier.flush(until: min(limit, loop.clock.now().advanced(by: Self.notifyFlushLimit)))
+        journal.flush(until: limit)
+    }
+
+    private var stopFields: [JournalField] {
+        guard let stopRunID else { return [] }
+        return [JournalField(.runID, stopRunID.description), JournalField(.runKind, CleanupRun.Kind.stop.rawValue)]
+    }
+
+    /// After start: says so when the last stop run's journal was incomplete (its report is whole).
+    private func reportIncompleteJournal(of lastStop: JSONValue?) {
+        guard case .object(let facts)? = lastStop, case .integer(let dropped)? = facts["journal_dropped"], dropped > 0,
+            case .string(let runID)? = facts["run_id"]
+        else { return }
+        journal.record(
+            JournalEntry(
+                .journalIncomplete,
+                "The last stop run (\(runID)) could not journal \(dropped) entries; "
+                    + "session-cleanup report \(runID) shows every call",
+                [JournalField(.runID, runID), JournalField(.journalDropped, dropped)]))
     }
 }

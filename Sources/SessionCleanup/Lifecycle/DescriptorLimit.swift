@@ -15,11 +15,10 @@ enum DescriptorLimit {
         if limit.rlim_cur < rlim_t(needed) {
             journal.record(
                 JournalEntry(
-                    .warning,
+                    .descriptorLimit,
                     "Only \(limit.rlim_cur) file descriptors allowed; MaxConcurrentRequests="
                         + "\(maxConcurrentRequests) (and as many idle connections kept for reuse) and the control "
-                        + "socket want \(needed): raise LimitNOFILE=",
-                    [JournalField(.event, "descriptor-limit")]))
+                        + "socket want \(needed): raise LimitNOFILE="))
         }
     }
 }

@@ -23,10 +23,9 @@ enum InterruptedStopRun {
         } catch {
             journal.record(
                 JournalEntry(
-                    .warning,
+                    .storeWriteFailed,
                     "The stop run's start was not recorded (if it is cut off, its sessions wait for the "
-                        + "next stop): \(error)",
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
+                        + "next stop): \(error)", [JournalField(.error, "\(error)")], priority: .warning))
         }
     }
 
@@ -38,8 +37,8 @@ enum InterruptedStopRun {
         } catch {
             journal.record(
                 JournalEntry(
-                    .warning, "The stop run's start record was not removed: \(error)",
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
+                    .storeWriteFailed, "The stop run's start record was not removed: \(error)",
+                    [JournalField(.error, "\(error)")], priority: .warning))
         }
     }
 
@@ -56,10 +55,9 @@ enum InterruptedStopRun {
         try store.removeDocument(documentName)
         journal.record(
             JournalEntry(
-                .warning,
+                .stopRunInterrupted,
                 "The last stop run was cut off before it finished: \(unfinished.count) sessions had no outcome; "
-                    + "they are ended in the background once ready",
-                [JournalField(.event, "stop-run-interrupted"), JournalField(.sessionsTotal, unfinished.count)]))
+                    + "they are ended in the background once ready", [JournalField(.sessionsTotal, unfinished.count)]))
         return unfinished.count
     }
 }

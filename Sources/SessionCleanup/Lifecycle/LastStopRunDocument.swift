@@ -1,30 +1,207 @@
 import FoundationEssentials
 import Sessions
 
-/// The summary of the last stop run (counts and timing, no keys), kept in the state directory
-/// beside the store so `status` can show it after the restart.
+/// The last stop run's ``RunRecord``, kept in the state directory beside the store (two of the
+/// store's documents, mode 0600, each replaced atomically): `last-stop-run.json`, the facts
+/// and counts that `status` shows, read at start; and `last-stop-run.results`, every call's
+/// result, read only when `report` asks. No keys: sessions are named by id.
+///
+/// The results file is text, one call per line, tab-separated, after a header line:
+///
+///     session-cleanup-results 1 RUN_ID COUNT
+///     SESSION_ID  OWNER_UID  ENDPOINT  OUTCOME  HTTP_STATUS|-  ATTEMPTS  DURATION_USEC  CAUSE
+///
+/// with `\\`, tab and newline written as `\\\\`, `\t` and `\n`.
 enum LastStopRunDocument {
-    /// The document's file name in the state directory.
+    /// The facts' document name.
     static let name = "last-stop-run.json"
+    /// The results' document name.
+    static let resultsName = "last-stop-run.results"
 
-    /// The summary kept by the last stop run, if there is a readable one.
+    /// The facts and counts of the last stop run, if there is a readable record.
     static func read(from store: SessionStore) -> JSONValue? {
         store.readDocument(name).flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0)) }
     }
 
-    /// Keeps `report`'s summary with the time it finished; a failure is journaled, not fatal.
-    static func write(_ report: RunReport, to store: SessionStore, journal: any JournalSink) {
-        guard case .object(var summary) = report.summaryJSON else { return }
-        summary["finished_at_usec"] = .integer(Int64(clamping: wallClockMicroseconds()))
+    /// The whole record of the last stop run, or nil (none, unreadable, or the two documents are
+    /// of different runs: a crash between the two writes).
+    static func readRecord(from store: SessionStore) -> RunRecord? {
+        guard case .object(let facts)? = read(from: store), let bytes = store.readDocument(resultsName) else {
+            return nil
+        }
+        return decode(facts: facts, results: bytes)
+    }
+
+    /// Keeps `record`: results first, then the facts that name them. A failure is journaled.
+    static func write(_ record: RunRecord, to store: SessionStore, journal: any JournalSink) {
         do {
+            try store.writeDocument(resultsName, encodeResults(record))
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            try store.writeDocument(name, Array(try encoder.encode(JSONValue.object(summary))))
+            try store.writeDocument(name, Array(try encoder.encode(facts(record))))
         } catch {
             journal.record(
                 JournalEntry(
-                    .warning, "The stop run's summary was not saved: \(error)",
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, "\(error)")]))
+                    .storeWriteFailed, "The stop run's report was not saved: \(error)",
+                    [JournalField(.runID, record.id.description), JournalField(.error, "\(error)")]))
         }
+    }
+
+    // MARK: Facts
+
+    /// The facts as `status` shows them (`last_stop_run`).
+    static func facts(_ record: RunRecord) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "run_id": .string(record.id.description),
+            "kind": .string(record.kind),
+            "started_at_usec": .integer(Int64(clamping: record.startedAt)),
+            "finished_at_usec": .integer(Int64(clamping: record.finishedAt)),
+            "budget_usec": .integer(record.budget.microseconds),
+            "duration_usec": .integer(record.duration.microseconds),
+            "sessions_total": .integer(Int64(record.sessionsTotal)),
+            "sessions_ended": .integer(Int64(record.sessionsEnded)),
+            "sessions_left": .integer(Int64(record.sessionsLeft)),
+            "calls": .object(record.callCounts.mapValues { .integer(Int64($0)) }),
+            "journal_entries": .integer(Int64(record.journalEntries)),
+            "journal_dropped": .integer(Int64(record.journalDropped)),
+            "results_kept": .integer(Int64(record.results.count)),
+            "results_omitted": .integer(Int64(record.resultsOmitted)),
+        ]
+        if let expiry = record.expiry { object["expired"] = .string(expiry) }
+        return .object(object)
+    }
+
+    static func decode(facts: [String: JSONValue], results bytes: [UInt8]) -> RunRecord? {
+        func integer(_ name: String) -> Int64? {
+            if case .integer(let value)? = facts[name] { return value }
+            return nil
+        }
+        guard case .string(let idText)? = facts["run_id"], let id = RunID(validating: idText),
+            case .string(let kind)? = facts["kind"], case .object(let calls)? = facts["calls"],
+            let startedAt = integer("started_at_usec"), let finishedAt = integer("finished_at_usec"),
+            let budget = integer("budget_usec"), let duration = integer("duration_usec"),
+            let total = integer("sessions_total"), let ended = integer("sessions_ended"),
+            let left = integer("sessions_left"), let results = decodeResults(bytes, runID: id)
+        else { return nil }
+        var counts: [String: Int] = [:]
+        for (word, value) in calls {
+            guard case .integer(let count) = value else { return nil }
+            counts[word] = Int(count)
+        }
+        var expiry: String?
+        if case .string(let text)? = facts["expired"] { expiry = text }
+        return RunRecord(
+            id: id, kind: kind, startedAt: UInt64(clamping: startedAt), finishedAt: UInt64(clamping: finishedAt),
+            budget: .microseconds(budget), duration: .microseconds(duration), expiry: expiry,
+            sessionsTotal: Int(total), sessionsEnded: Int(ended), sessionsLeft: Int(left), callCounts: counts,
+            journalEntries: Int(integer("journal_entries") ?? 0), journalDropped: Int(integer("journal_dropped") ?? 0),
+            results: results, resultsOmitted: Int(integer("results_omitted") ?? 0))
+    }
+
+    // MARK: Results
+
+    static func encodeResults(_ record: RunRecord) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + record.results.count * 96)
+        bytes += "session-cleanup-results 1 \(record.id) \(record.results.count)\n".utf8
+        for call in record.results {
+            bytes += call.sessionID.description.utf8
+            bytes.append(tab)
+            bytes += String(call.ownerUID).utf8
+            bytes.append(tab)
+            appendEscaped(call.endpoint, to: &bytes)
+            bytes.append(tab)
+            bytes += call.outcome.word.utf8
+            bytes.append(tab)
+            bytes += (call.outcome.httpStatus.map(String.init) ?? "-").utf8
+            bytes.append(tab)
+            bytes += String(call.attempts).utf8
+            bytes.append(tab)
+            bytes += String(call.duration.microseconds).utf8
+            bytes.append(tab)
+            if !call.outcome.isEnded { appendEscaped(call.outcome.cause ?? "", to: &bytes) }
+            bytes.append(newline)
+        }
+        return bytes
+    }
+
+    static func decodeResults(_ bytes: [UInt8], runID: RunID) -> [RunReport.CallResult]? {
+        var lines = bytes.split(separator: newline, omittingEmptySubsequences: false)
+        guard lines.last?.isEmpty == true else { return nil }  // cut short
+        lines.removeLast()
+        guard let header = lines.first else { return nil }
+        let words = header.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        guard words.count == 4, words[0] == "session-cleanup-results", words[1] == "1", words[2] == runID.description,
+            Int(words[3]) == lines.count - 1
+        else { return nil }
+        var results: [RunReport.CallResult] = []
+        results.reserveCapacity(lines.count - 1)
+        for line in lines.dropFirst() {
+            let columns = line.split(separator: tab, omittingEmptySubsequences: false)
+            guard columns.count == 8,
+                let id = SessionID(validating: String(decoding: columns[0], as: UTF8.self)),
+                let uid = UInt32(String(decoding: columns[1], as: UTF8.self)),
+                let attempts = Int(String(decoding: columns[5], as: UTF8.self)),
+                let duration = Int64(String(decoding: columns[6], as: UTF8.self)),
+                let outcome = outcome(
+                    String(decoding: columns[3], as: UTF8.self), status: String(decoding: columns[4], as: UTF8.self),
+                    cause: unescaped(columns[7]))
+            else { return nil }
+            results.append(
+                RunReport.CallResult(
+                    sessionID: id, ownerUID: uid, endpoint: unescaped(columns[2]), outcome: outcome,
+                    attempts: attempts, duration: .microseconds(duration)))
+        }
+        return results
+    }
+
+    private static func outcome(_ word: String, status text: String, cause: String) -> CallOutcome? {
+        let status = Int(text)
+        switch word {
+        case "ended": return status.map { .ended(status: $0) }
+        case "rejected": return status.map { .rejected(status: $0, reason: cause) }
+        case "failed": return .failed(cause: cause)
+        case "expired": return .expired
+        case "not-started": return .notStarted(reason: cause)
+        default: return nil
+        }
+    }
+
+    private static let tab = UInt8(ascii: "\t")
+    private static let newline = UInt8(ascii: "\n")
+    private static let backslash = UInt8(ascii: "\\")
+
+    private static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { utf8 in
+            guard utf8.contains(where: { $0 == backslash || $0 == tab || $0 == newline }) else {
+                return bytes.append(contentsOf: utf8)
+            }
+            for byte in utf8 {
+                switch byte {
+                case backslash: bytes += [backslash, backslash]
+                case tab: bytes += [backslash, UInt8(ascii: "t")]
+                case newline: bytes += [backslash, UInt8(ascii: "n")]
+                default: bytes.append(byte)
+                }
+            }
+        }
+    }
+
+    private static func unescaped(_ bytes: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var escaped = false
+        for byte in bytes {
+            if escaped {
+                out.append(byte == UInt8(ascii: "t") ? tab : byte == UInt8(ascii: "n") ? newline : byte)
+                escaped = false
+            } else if byte == backslash {
+                escaped = true
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -79,9 +79,9 @@ final class RunCoordinator {
         if let request { wait(request) }
         journal.record(
             JournalEntry(
-                .info, "Ending \(fresh.count) sessions in the background (\(kind.rawValue))",
+                .runBegun, "Ending \(fresh.count) sessions in the background (\(kind.rawValue))",
                 [
-                    JournalField(.event, "run-begun"), JournalField(.runKind, kind.rawValue),
+                    JournalField(.runID, run.id.description), JournalField(.runKind, kind.rawValue),
                     JournalField(.sessionsTotal, fresh.count), JournalField(.budgetUsec, budget.total.microseconds),
                 ]))
         run.begin { [weak self] report in
@@ -116,15 +116,16 @@ final class RunCoordinator {
         endRequests = waiting
     }
 
-    /// Takes over every session for the stop run: background runs are abandoned (their `end`
-    /// requests answered), then every stored session is ended within `budget`. `completion`
+    /// Takes over every session for the stop run `id`: background runs are abandoned (their
+    /// `end` requests answered), then every stored session is ended within `budget`. `completion`
     /// gets the report, or nil at once when there was nothing to end or no engine to end it with.
     func beginStopRun(
-        budget: StopBudget, onProgress: @escaping (String) -> Void, completion: @escaping (RunReport?) -> Void
+        id: RunID, budget: StopBudget, onProgress: @escaping (String) -> Void,
+        completion: @escaping (RunReport?) -> Void
     ) {
         stopBackgroundRuns(telling: "the daemon began stopping: the stop run ends these sessions")
         let sessions = committer.store.allSessions
-        guard !sessions.isEmpty, let run = makeRun(.stop, sessions: sessions, budget: budget) else {
+        guard !sessions.isEmpty, let run = makeRun(.stop, id: id, sessions: sessions, budget: budget) else {
             completion(nil)
             return
         }
@@ -154,7 +155,9 @@ final class RunCoordinator {
         sessionsBeingEnded = [:]
     }
 
-    private func makeRun(_ kind: CleanupRun.Kind, sessions: [Session], budget: StopBudget) -> CleanupRun? {
+    private func makeRun(
+        _ kind: CleanupRun.Kind, id: RunID = .random(), sessions: [Session], budget: StopBudget
+    ) -> CleanupRun? {
         let settings = configuration.current
         let limits = HTTPEngine.Limits(settings)
         // The engine's limits follow MaxConcurrentRequests= and the endpoints' hosts: after a
@@ -172,12 +175,11 @@ final class RunCoordinator {
         } catch {
             journal.record(
                 JournalEntry(
-                    .error, "Cannot start the HTTP engine: \(error)",
-                    [JournalField(.event, "engine-failed"), JournalField(.error, "\(error)")]))
+                    .engineFailed, "Cannot start the HTTP engine: \(error)", [JournalField(.error, "\(error)")]))
         }
         guard let engine else { return nil }
         let run = CleanupRun(
-            kind: kind, sessions: sessions, endpoints: settings.endpoints, tokens: readTokens(),
+            id: id, kind: kind, sessions: sessions, endpoints: settings.endpoints, tokens: readTokens(),
             budget: budget, settings: CleanupRun.Settings(settings.stop), transport: engine, loop: loop,
             journal: journal)
         // A stop run drops endpoints that are no longer configured (UnconfiguredEndpoints).
@@ -200,8 +202,8 @@ final class RunCoordinator {
             } catch {
                 journal.record(
                     JournalEntry(
-                        .error, "Credential unavailable: \(error)",
-                        [JournalField(.event, "credential-missing"), JournalField(.error, error.description)]))
+                        .credentialMissing, "Credential unavailable: \(error)",
+                        [JournalField(.error, error.description)]))
             }
         }
         return tokens
@@ -218,31 +220,12 @@ final class RunCoordinator {
             ? "HTTP engine failure: \(error); the calls it affected end by their timeout at the latest"
             : "HTTP engine failures continue; no more are journaled until the engine is rebuilt"
         journal.record(
-            JournalEntry(.warning, text, [JournalField(.event, "engine-error"), JournalField(.error, "\(error)")]))
+            JournalEntry(.engineError, text, [JournalField(.error, "\(error)")]))
     }
 
-    /// Keeps the report for `status` and journals its summary.
+    /// Keeps the report for `status` and `report` (the run journaled its own summary).
     private func finished(_ report: RunReport) {
         lastReport = report
-        let counts = report.callCounts
-        let ended = counts["ended"] ?? 0
-        var text = "\(report.kind.rawValue) run: \(report.sessionsEnded) of \(report.sessionsTotal) sessions ended"
-        text += " in \(report.duration.humanReadable)"
-        if report.sessionsLeft > 0 { text += ", \(report.sessionsLeft) kept for a later attempt" }
-        journal.record(
-            JournalEntry(
-                report.sessionsLeft > 0 ? .warning : .info, text,
-                [
-                    JournalField(.event, "run-finished"), JournalField(.runKind, report.kind.rawValue),
-                    JournalField(.sessionsTotal, report.sessionsTotal),
-                    JournalField(.sessionsEnded, report.sessionsEnded),
-                    JournalField(.sessionsLeft, report.sessionsLeft), JournalField(.callsEnded, ended),
-                    JournalField(.callsRejected, counts["rejected"] ?? 0),
-                    JournalField(.callsFailed, counts["failed"] ?? 0),
-                    JournalField(.callsExpired, counts["expired"] ?? 0),
-                    JournalField(.callsNotStarted, counts["not-started"] ?? 0),
-                    JournalField(.durationUsec, report.duration.microseconds),
-                ]))
     }
 }
 
@@ -252,7 +235,8 @@ private final class EndRequest {
     let sessions: Set<SessionID>
     let reply: (ControlResponse) -> Void
     var waitingFor: Set<ObjectIdentifier> = []
-    private(set) var report = RunReport(kind: .onDemand)
+    /// The calls of several runs, merged: its own id and budget mean nothing (the reply shows neither).
+    private(set) var report = RunReport(id: .random(), kind: .onDemand, budget: .zero)
 
     init(sessions: Set<SessionID>, reply: @escaping (ControlResponse) -> Void) {
         self.sessions = sessions

@@ -22,18 +22,16 @@ final class SessionRequestHandler: ControlRequestHandler {
     private let configuration: ActiveConfiguration
     private let daemon: DaemonContext
     private let loop: EventLoop
-    private let journal: any JournalSink
 
     init(
         committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, daemon: DaemonContext,
-        loop: EventLoop, journal: any JournalSink
+        loop: EventLoop
     ) {
         self.committer = committer
         self.runs = runs
         self.configuration = configuration
         self.daemon = daemon
         self.loop = loop
-        self.journal = journal
     }
 
     private var store: SessionStore { committer.store }
@@ -71,6 +69,8 @@ final class SessionRequestHandler: ControlRequestHandler {
                 sessions = [session]
             }
             runs.endInBackground(sessions, kind: .onDemand, reply: reply)
+        case .report(let runID):
+            report(runID, for: peer, reply: reply)
         }
     }
 
@@ -182,5 +182,38 @@ final class SessionRequestHandler: ControlRequestHandler {
         if peer.uid == 0, let lastReport = runs.lastReport { object["last_run"] = lastReport.summaryJSON }
         if peer.uid == 0, let lastStopSummary = daemon.lastStopSummary { object["last_stop_run"] = lastStopSummary }
         return .object(object)
+    }
+
+    // MARK: Report
+
+    /// `report`: the last stop run (kept in the state directory), or the run `text` names if it
+    /// is that one or the last background run; as `peer` may see it.
+    private func report(_ text: String?, for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
+        guard case .running = daemon.phase() else {
+            reply(.failure(.stopping, "the daemon is stopping; its report is kept for after the next start"))
+            return
+        }
+        var wanted: RunID?
+        if let text {
+            guard let id = RunID(validating: text) else {
+                reply(.failure(.badRequest, "'\(ControlRequest.printable(text))' is not a run id (32 hex digits)"))
+                return
+            }
+            wanted = id
+        }
+        if let last = runs.lastReport, let wanted, last.id == wanted {
+            reply(.ended(report: RunRecord(last).report(visibleTo: peer.uid)))
+            return
+        }
+        guard let record = LastStopRunDocument.readRecord(from: store), wanted == nil || record.id == wanted else {
+            let which = wanted.map { "run \($0) is not kept" } ?? "no stop run has been recorded yet"
+            reply(
+                .failure(
+                    .notFound,
+                    "\(which) (the daemon keeps the last stop run and the last background run)"
+                        + (wanted.map { "; journalctl SESSION_CLEANUP_RUN_ID=\($0) shows its entries" } ?? "")))
+            return
+        }
+        reply(.ended(report: record.report(visibleTo: peer.uid)))
     }
 }

@@ -56,7 +56,7 @@ extension ActivatedSocket {
         let note =
             "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
             + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)"
-        journal.record(JournalEntry(.warning, note, [JournalField(.event, "control-setting-ignored")]))
+        journal.record(JournalEntry(.controlSettingIgnored, note))
         return [note]
     }
 }

@@ -13,6 +13,9 @@ final class StoreCommitter {
     let store: SessionStore
     /// Called whenever the number of stored sessions changes (for `STATUS=`).
     var onSessionCountChanged: () -> Void = {}
+    /// Registrations and unregistrations that took effect, journaled at debug with a periodic
+    /// summary.
+    let registrations: RegistrationJournal
 
     private let loop: EventLoop
     private let journal: any JournalSink
@@ -25,6 +28,7 @@ final class StoreCommitter {
         self.store = store
         self.loop = loop
         self.journal = journal
+        registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
         Self.recordLoad(report, journal)
         store.onEvent = { [journal] event in Self.record(event, journal) }
         // Everything staged in one turn of the loop (the requests of every ready client, the
@@ -35,43 +39,32 @@ final class StoreCommitter {
 
     // MARK: Changes
 
-    /// Registers `session`: `reply` gets `response` once it is durable, or "not saved" (and the
-    /// session is then not kept anywhere).
+    /// Registers `session`: `reply` gets `response` once it is durable — and only then is it
+    /// journaled as registered — or "not saved" (and the session is then not kept anywhere).
     func register(
         _ session: Session, reply: @escaping (ControlResponse) -> Void, response: ControlResponse
     ) throws {
-        try store.register(session) { [weak self, journal] error in
+        try store.register(session) { [weak self] error in
             if let error {
                 reply(.failure(.internal, "\(error)"))
                 return
             }
             self?.onSessionCountChanged()
-            var fields = [
-                JournalField(.event, "registered"), JournalField(.sessionID, session.id.description),
-                JournalField(.ownerUID, session.ownerUID),
-                JournalField(.endpoint, session.endpoints.joined(separator: " ")),
-            ]
-            if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
-            journal.record(JournalEntry(.info, "Session \(session.id) registered by uid \(session.ownerUID)", fields))
+            self?.registrations.registered(session)
             reply(response)
         }
     }
 
-    /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable.
+    /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable
+    /// (journaled as unregistered then).
     func unregister(_ session: Session, by uid: UInt32, reply: @escaping (ControlResponse) -> Void) {
-        store.unregister(session.id) { [weak self, journal] error in
+        store.unregister(session.id) { [weak self] error in
             if let error {
                 reply(.failure(.internal, "\(error)"))
                 return
             }
             self?.onSessionCountChanged()
-            journal.record(
-                JournalEntry(
-                    .info, "Session \(session.id) unregistered by uid \(uid) without being ended",
-                    [
-                        JournalField(.event, "unregistered"), JournalField(.sessionID, session.id.description),
-                        JournalField(.peerUID, uid),
-                    ]))
+            self?.registrations.unregistered(session, by: uid)
             reply(.success)
         }
     }
@@ -108,12 +101,12 @@ final class StoreCommitter {
         let names = endpoints.joined(separator: " ")
         journal.record(
             JournalEntry(
-                .warning,
+                .endpointsDropped,
                 "Session \(session.id): endpoint \(endpoints.joined(separator: ", ")) not configured any more, "
                     + "dropped from the session without a call",
                 [
-                    JournalField(.event, "endpoints-dropped"), JournalField(.sessionID, session.id.description),
-                    JournalField(.endpoint, names), JournalField(.ownerUID, session.ownerUID),
+                    JournalField(.sessionID, session.id.description), JournalField(.endpoint, names),
+                    JournalField(.ownerUID, session.ownerUID),
                 ]))
     }
 
@@ -152,10 +145,13 @@ final class StoreCommitter {
             let unsaved = kept - store.count
             journal.record(
                 JournalEntry(
-                    .error,
+                    .storeWriteFailed,
                     "Session store not saved before exit: \(unsaved) ended sessions are still in it and will be "
                         + "ended again after the next start; outcomes of the others may be older than this run",
-                    [JournalField(.event, "store-write-failed"), JournalField(.sessionsLeft, kept)]))
+                    [
+                        JournalField(.error, "changes not durable within \(timeout.humanReadable) of the stop's end"),
+                        JournalField(.sessionsLeft, kept),
+                    ]))
         }
         return (kept, saved)
     }
@@ -175,37 +171,37 @@ final class StoreCommitter {
         case .commitFailed(let error, let recovering):
             journal.record(
                 JournalEntry(
-                    .error,
+                    .storeWriteFailed,
                     "Session store not saved: \(error)"
                         + (recovering ? "; rewriting it from memory before the next commit" : ""),
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, error.description)]))
+                    [JournalField(.error, error.description)]))
         case .recovered(let sessions, let recreated):
             journal.record(
                 JournalEntry(
-                    .warning,
+                    .storeRecovered,
                     "Session store rewritten from memory with \(sessions) sessions"
                         + (recreated ? " into a state directory made again (it had been deleted)" : "")
                         + "; changes are saved again",
-                    [JournalField(.event, "store-recovered"), JournalField(.sessionsTotal, sessions)]))
+                    [JournalField(.sessionsTotal, sessions)]))
         case .recoveryFailed(let error):
             journal.record(
                 JournalEntry(
-                    .error,
+                    .storeWriteFailed,
                     "Session store could not be rewritten: \(error); registrations are refused until it can be "
                         + "(tried again at the next change)",
-                    [JournalField(.event, "store-write-failed"), JournalField(.error, error.description)]))
+                    [JournalField(.error, error.description)]))
         case .compactionFailed(let error):
             journal.record(
                 JournalEntry(
-                    .warning, "Session store compaction failed (tried again later): \(error)",
-                    [JournalField(.event, "store-compaction-failed"), JournalField(.error, error.description)]))
+                    .storeCompactionFailed, "Session store compaction failed (tried again later): \(error)",
+                    [JournalField(.error, error.description)]))
         case .compacted(let sessions, let bytes, let microseconds):
             journal.record(
                 JournalEntry(
-                    .debug,
+                    .storeCompacted,
                     "Session store compacted: \(sessions) sessions, \(bytes) bytes in \(microseconds / 1000) ms",
                     [
-                        JournalField(.event, "store-compacted"), JournalField(.sessionsTotal, sessions),
+                        JournalField(.sessionsTotal, sessions),
                         JournalField(.durationUsec, microseconds),
                     ]))
         }
@@ -215,27 +211,22 @@ final class StoreCommitter {
         for problem in report.problems {
             journal.record(
                 JournalEntry(
-                    .error, "Session store damaged, recovered what could be: \(problem)",
-                    [
-                        JournalField(.event, "store-damaged"), JournalField(.storeFile, problem.path),
-                        JournalField(.error, problem.description),
-                    ]))
+                    .storeDamaged, "Session store damaged, recovered what could be: \(problem)",
+                    [JournalField(.storeFile, problem.path), JournalField(.error, problem.description)]))
         }
         if !report.preservedFiles.isEmpty {
             journal.record(
                 JournalEntry(
-                    .error, "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
-                    [
-                        JournalField(.event, "store-damaged"),
-                        JournalField(.storeFile, report.preservedFiles.joined(separator: " ")),
-                    ]))
+                    .storeDamaged,
+                    "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
+                    [JournalField(.storeFile, report.preservedFiles.joined(separator: " "))]))
         }
         journal.record(
             JournalEntry(
-                .info,
+                .storeLoaded,
                 "Session store loaded: \(report.sessionCount) sessions in \(report.durationMicroseconds / 1000) ms",
                 [
-                    JournalField(.event, "store-loaded"), JournalField(.sessionsTotal, report.sessionCount),
+                    JournalField(.sessionsTotal, report.sessionCount),
                     JournalField(.durationUsec, report.durationMicroseconds),
                 ]))
     }

@@ -53,9 +53,9 @@ struct UnconfiguredEndpoints: Equatable {
         guard !isEmpty else { return }
         journal.record(
             JournalEntry(
-                .warning, note,
+                .endpointsUnconfigured, note,
                 [
-                    JournalField(.event, "endpoints-unconfigured"), JournalField(.sessionsTotal, sessionCount),
+                    JournalField(.sessionsTotal, sessionCount),
                     JournalField(.endpoint, sessionsByEndpoint.keys.sorted().joined(separator: " ")),
                 ]))
     }

@@ -93,6 +93,7 @@ public final class CleanupRun {
 
     private struct SessionProgress {
         let id: SessionID
+        let ownerUID: UInt32
         let label: String?
         var callsLeft: Int
         var allEnded = true
@@ -101,6 +102,8 @@ public final class CleanupRun {
         var endedEndpoints: [String] = []
     }
 
+    /// The run's id: every journal entry of the run carries it (`SESSION_CLEANUP_RUN_ID=`).
+    public let id: RunID
     /// The kind of run.
     public let kind: Kind
     /// The budget it runs in.
@@ -109,6 +112,7 @@ public final class CleanupRun {
     private let transport: any HTTPTransport
     private let loop: EventLoop
     private let journal: any JournalSink
+    private let runJournal: RunJournal
     private let tokens: [String: String]
     private var calls: [Call] = []
     private var sessions: [SessionProgress] = []
@@ -135,9 +139,11 @@ public final class CleanupRun {
     /// `endpoints`; a name not configured gives a `failed` outcome), with bearer `tokens` by
     /// credential name (an endpoint whose credential is missing gets `failed` calls).
     public init(
-        kind: Kind, sessions: [Session], endpoints: [EndpointConfiguration], tokens: [String: String],
-        budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop, journal: any JournalSink
+        id: RunID = .random(), kind: Kind, sessions: [Session], endpoints: [EndpointConfiguration],
+        tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
+        journal: any JournalSink
     ) {
+        self.id = id
         self.kind = kind
         self.budget = budget
         self.settings = settings
@@ -145,14 +151,17 @@ public final class CleanupRun {
         self.loop = loop
         self.journal = journal
         self.tokens = tokens
-        report = RunReport(kind: kind)
+        runJournal = RunJournal(run: id, kind: kind, journal: journal, loop: loop)
+        report = RunReport(id: id, kind: kind, budget: budget.total)
         var byName: [String: EndpointTemplate] = [:]
         for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
         self.sessions.reserveCapacity(sessions.count)
         for session in sessions {
             let index = self.sessions.count
             self.sessions.append(
-                SessionProgress(id: session.id, label: session.label, callsLeft: session.endpoints.count))
+                SessionProgress(
+                    id: session.id, ownerUID: session.ownerUID, label: session.label,
+                    callsLeft: session.endpoints.count))
             for name in session.endpoints {
                 let endSession = byName[name].map { EndSessionCall(session: session, template: $0) }
                 calls.append(Call(session: index, endSession: endSession, endpointName: name))
@@ -191,6 +200,7 @@ public final class CleanupRun {
     public func abandon() -> [SessionResult] {
         guard !finished else { return [] }
         finished = true
+        runJournal.flush()
         var attemptsBySession: [Int: Int] = [:]
         for index in calls.indices {
             switch calls[index].state {
@@ -363,11 +373,10 @@ public final class CleanupRun {
         report.expiry = reason
         journal.record(
             JournalEntry(
-                .warning,
+                .expired,
                 "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(calls.count) calls unfinished: "
                     + "cancelling what is in flight",
-                [
-                    JournalField(.event, "expired"), JournalField(.runKind, kind.rawValue),
+                runJournal.runFields + [
                     JournalField(.budgetUsec, budget.total.microseconds),
                     JournalField(
                         .timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
@@ -402,11 +411,14 @@ public final class CleanupRun {
         callsLeft -= 1
         let call = calls[index]
         let duration = call.firstStart.map { loop.clock.now().duration(since: $0) } ?? .zero
+        let session = sessions[call.session]
         report.calls.append(
             RunReport.CallResult(
-                sessionID: sessions[call.session].id, endpoint: call.endpointName, outcome: outcome,
+                sessionID: session.id, ownerUID: session.ownerUID, endpoint: call.endpointName, outcome: outcome,
                 attempts: call.attempts, duration: duration))
-        record(call, outcome, duration)
+        runJournal.callFinished(
+            session: session.id, label: session.label, endpoint: call.endpointName, url: call.endSession?.redactedURL,
+            outcome: outcome, attempts: call.attempts, duration: duration)
         var progress = sessions[call.session]
         progress.callsLeft -= 1
         progress.attempts += call.attempts
@@ -437,29 +449,14 @@ public final class CleanupRun {
         }
     }
 
-    private func record(_ call: Call, _ outcome: CallOutcome, _ duration: Duration) {
-        let session = sessions[call.session]
-        var fields = [
-            JournalField(.event, "call-finished"), JournalField(.runKind, kind.rawValue),
-            JournalField(.sessionID, session.id.description), JournalField(.endpoint, call.endpointName),
-            JournalField(.outcome, outcome.word), JournalField(.attempts, call.attempts),
-            JournalField(.durationUsec, duration.microseconds),
-        ]
-        if let url = call.endSession?.redactedURL { fields.append(JournalField(.url, url)) }
-        if let status = outcome.httpStatus { fields.append(JournalField(.httpStatus, status)) }
-        if let cause = outcome.cause { fields.append(JournalField(.error, cause)) }
-        if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
-        var message = "Session \(session.id) \(outcome.word) at \(call.endpointName)"
-        if let status = outcome.httpStatus { message += " (HTTP \(status))" }
-        if let cause = outcome.cause, !outcome.isEnded { message += ": \(cause)" }
-        journal.record(JournalEntry(outcome.isEnded ? .info : .warning, message, fields))
-    }
-
     private func finishIfDone() {
         guard !finished, callsLeft == 0 else { return }
         finished = true
         cancelTimers()
         report.duration = budget.elapsed
+        runJournal.summarise(report)
+        report.journalEntries = runJournal.entriesWritten
+        report.journalDropped = runJournal.entriesDropped
         let completion = self.completion
         self.completion = nil
         completion?(report)

@@ -3,9 +3,11 @@ import Sessions
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.
 public struct RunReport: Sendable {
     /// One call's result.
-    public struct CallResult: Sendable {
+    public struct CallResult: Sendable, Equatable {
         /// The session.
         public let sessionID: SessionID
+        /// The uid that registered the session (who may see this result).
+        public let ownerUID: UInt32
         /// The endpoint's name.
         public let endpoint: String
         /// What became of the call.
@@ -14,10 +16,29 @@ public struct RunReport: Sendable {
         public let attempts: Int
         /// From the first request's start to the outcome (zero if never started).
         public let duration: Duration
+
+        /// Creates a result.
+        public init(
+            sessionID: SessionID, ownerUID: UInt32, endpoint: String, outcome: CallOutcome, attempts: Int,
+            duration: Duration
+        ) {
+            self.sessionID = sessionID
+            self.ownerUID = ownerUID
+            self.endpoint = endpoint
+            self.outcome = outcome
+            self.attempts = attempts
+            self.duration = duration
+        }
     }
 
+    /// The run's id (`SESSION_CLEANUP_RUN_ID=`).
+    public let id: RunID
     /// Which kind of run this was.
     public let kind: CleanupRun.Kind
+    /// The budget it ran in.
+    public let budget: Duration
+    /// When it began: microseconds since the Unix epoch.
+    public let startedAt: UInt64
     /// Every call, in the order they finished.
     public internal(set) var calls: [CallResult] = []
     /// Sessions ended at every endpoint.
@@ -28,6 +49,18 @@ public struct RunReport: Sendable {
     public internal(set) var duration: Duration = .zero
     /// Why the budget expired, if it did.
     public internal(set) var expiry: StopBudget.ExpiryReason?
+    /// Call entries (`call-finished`, `calls-ended`) the journal took for this run.
+    public internal(set) var journalEntries = 0
+    /// Entries the journal could not take while the run went on (it was not keeping up).
+    public internal(set) var journalDropped = 0
+
+    /// An empty report for a run beginning now.
+    public init(id: RunID, kind: CleanupRun.Kind, budget: Duration, startedAt: UInt64 = wallClockMicroseconds()) {
+        self.id = id
+        self.kind = kind
+        self.budget = budget
+        self.startedAt = startedAt
+    }
 
     /// Calls per outcome word (`ended`, `rejected`, `failed`, `expired`, `not-started`).
     public var callCounts: [String: Int] {

@@ -152,7 +152,7 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
             reply(.sessions(listed))
         case .status:
             reply(.status(cannedStatus ?? ["state": "running", "sessions": .integer(Int64(count))]))
-        case .end:
+        case .end, .report:
             reply(.ended(report: cannedReport ?? ["ended": 0]))
         case .reload:
             reply(.reloaded(files: [], notes: []))

@@ -127,14 +127,30 @@ final class EndSessionServer: @unchecked Sendable {
 
 /// Reads the daemon's journal lines (stderr, `<N>message [FIELD=value …]`) back into fields.
 enum JournalLines {
-    /// Every `call-finished` entry: SESSION_ID → its fields.
+    /// Every call's outcome: `SESSION_ID/ENDPOINT` → its fields. A `call-finished` line is one
+    /// call; a `calls-ended` line stands for each of its sessions (one `SESSION_ID=` each).
     static func callOutcomes(_ stderr: String) -> [String: [String: String]] {
         var result: [String: [String: String]] = [:]
-        for line in stderr.split(separator: "\n") where line.contains("SESSION_CLEANUP_EVENT=call-finished") {
-            let fields = parse(String(line))
-            if let id = fields["SESSION_ID"] { result[id + "/" + (fields["ENDPOINT"] ?? "")] = fields }
+        for line in stderr.split(separator: "\n") {
+            if line.contains("SESSION_CLEANUP_EVENT=call-finished") {
+                let fields = parse(String(line))
+                if let id = fields["SESSION_ID"] { result[id + "/" + (fields["ENDPOINT"] ?? "")] = fields }
+            } else if line.contains("SESSION_CLEANUP_EVENT=calls-ended") {
+                var fields = parse(String(line))
+                for id in values(of: "SESSION_ID", in: String(line)) {
+                    fields["SESSION_ID"] = id
+                    result[id + "/" + (fields["ENDPOINT"] ?? "")] = fields
+                }
+            }
         }
         return result
+    }
+
+    /// Every value of a field that may repeat (` NAME=value` up to the next space).
+    static func values(of name: String, in line: String) -> [String] {
+        line.components(separatedBy: " \(name)=").dropFirst().map {
+            String($0.prefix { $0 != " " && $0 != "]" })
+        }
     }
 
     /// The fields of one line. Values run until the next ` NAME=` (names are upper case).

@@ -1,0 +1,95 @@
+/// The bytes of an entry in the two forms the daemon writes: journald's native protocol (one
+/// datagram per entry) and a readable stderr line with sd-daemon's `<N>` priority prefix.
+enum JournalEncoding {
+    /// The entry in journald's native protocol: `NAME=value\n` per field, or — for a value
+    /// holding a newline — `NAME\n`, the value's length as 64-bit little endian, the value, `\n`
+    /// (systemd's "Native Journal Protocol"). `dropped` > 0 adds `JOURNAL_DROPPED=` and says so
+    /// in the message: entries lost since the last one that got through.
+    static func native(_ entry: JournalEntry, identifier: String, dropped: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + entry.fields.count * 48)
+        append("MESSAGE", message(entry, dropped: dropped), to: &bytes)
+        append("PRIORITY", String(entry.priority.rawValue), to: &bytes)
+        append("SYSLOG_IDENTIFIER", identifier, to: &bytes)
+        append("MESSAGE_ID", entry.event.messageID, to: &bytes)
+        append(JournalField.Name.event.rawValue, entry.event.name, to: &bytes)
+        if let location = entry.location {
+            append("CODE_FILE", location.file, to: &bytes)
+            append("CODE_LINE", String(location.line), to: &bytes)
+            append("CODE_FUNC", location.function, to: &bytes)
+        }
+        for field in entry.fields { append(field.name.rawValue, field.value, to: &bytes) }
+        if dropped > 0 { append(JournalField.Name.journalDropped.rawValue, String(dropped), to: &bytes) }
+        return bytes
+    }
+
+    /// The entry as one stderr line: `<N>message [SESSION_CLEANUP_EVENT=… NAME=value …]\n`, with
+    /// newlines inside values written as `\n`.
+    static func line(_ entry: JournalEntry, dropped: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + entry.fields.count * 32)
+        bytes.append(UInt8(ascii: "<"))
+        bytes.append(contentsOf: String(entry.priority.rawValue).utf8)
+        bytes.append(UInt8(ascii: ">"))
+        appendOneLine(message(entry, dropped: dropped), to: &bytes)
+        bytes.append(contentsOf: " [".utf8)
+        bytes.append(contentsOf: JournalField.Name.event.rawValue.utf8)
+        bytes.append(UInt8(ascii: "="))
+        bytes.append(contentsOf: entry.event.name.utf8)
+        for field in entry.fields {
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: field.name.rawValue.utf8)
+            bytes.append(UInt8(ascii: "="))
+            appendOneLine(field.value, to: &bytes)
+        }
+        if dropped > 0 {
+            bytes.append(contentsOf: " \(JournalField.Name.journalDropped.rawValue)=\(dropped)".utf8)
+        }
+        bytes.append(contentsOf: "]\n".utf8)
+        return bytes
+    }
+
+    private static func message(_ entry: JournalEntry, dropped: Int) -> String {
+        guard dropped > 0 else { return entry.message }
+        return entry.message + " (\(dropped) earlier journal entries were dropped: the journal was not keeping up)"
+    }
+
+    private static let newline = UInt8(ascii: "\n")
+
+    private static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) {
+        appendUTF8(name, to: &bytes)
+        var value = value
+        // One pass over contiguous bytes (String's own iterator is several times slower).
+        value.withUTF8 { utf8 in
+            if utf8.contains(newline) {
+                bytes.append(newline)
+                var length = UInt64(utf8.count).littleEndian
+                withUnsafeBytes(of: &length) { bytes.append(contentsOf: $0) }
+            } else {
+                bytes.append(UInt8(ascii: "="))
+            }
+            bytes.append(contentsOf: utf8)
+        }
+        bytes.append(newline)
+    }
+
+    private static func appendUTF8(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    private static func appendOneLine(_ value: String, to bytes: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { utf8 in
+            guard utf8.contains(newline) else { return bytes.append(contentsOf: utf8) }
+            for byte in utf8 {
+                if byte == newline {
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "n"))
+                } else {
+                    bytes.append(byte)
+                }
+            }
+        }
+    }
+}

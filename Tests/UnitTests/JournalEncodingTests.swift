@@ -1,0 +1,61 @@
+import XCTest
+
+@testable import SessionCleanup
+
+final class JournalEncodingTests: XCTestCase {
+    private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    func testNativeEntriesCarryTheEventIdAndTheSwiftCallSite() {
+        let entry = JournalEntry(.stopBegun, "SIGTERM received", [JournalField(.signal, "SIGTERM")])
+        let line = #line - 1
+        let encoded = text(JournalEncoding.native(entry, identifier: "session-cleanup", dropped: 0))
+        XCTAssertEqual(
+            encoded,
+            """
+            MESSAGE=SIGTERM received
+            PRIORITY=6
+            SYSLOG_IDENTIFIER=session-cleanup
+            MESSAGE_ID=f0c7b3496fc546efa0acfe2148663258
+            SESSION_CLEANUP_EVENT=stop-begun
+            CODE_FILE=UnitTests/JournalEncodingTests.swift
+            CODE_LINE=\(line)
+            CODE_FUNC=testNativeEntriesCarryTheEventIdAndTheSwiftCallSite()
+            SIGNAL=SIGTERM
+
+            """)
+    }
+
+    func testAValueWithANewlineUsesTheBinaryForm() {
+        var entry = JournalEntry(.reloadFailed, "bad", [JournalField(.error, "line 1\nline 2")])
+        entry.location = nil
+        let bytes = JournalEncoding.native(entry, identifier: "x", dropped: 0)
+        var expected = Array("ERROR\n".utf8)
+        expected += [13, 0, 0, 0, 0, 0, 0, 0]  // 13 as 64-bit little endian
+        expected += Array("line 1\nline 2\n".utf8)
+        XCTAssertTrue(bytes.suffix(expected.count).elementsEqual(expected), text(bytes))
+    }
+
+    func testRepeatedFieldsAreAllWritten() {
+        let entry = JournalEntry(
+            .callsEnded, "2 sessions ended", [JournalField(.sessionID, "a"), JournalField(.sessionID, "b")])
+        let encoded = text(JournalEncoding.native(entry, identifier: "x", dropped: 0))
+        XCTAssertTrue(encoded.hasSuffix("SESSION_ID=a\nSESSION_ID=b\n"), encoded)
+    }
+
+    func testTheDroppedCountTravelsWithTheNextEntry() {
+        let entry = JournalEntry(.ready, "Ready")
+        let native = text(JournalEncoding.native(entry, identifier: "x", dropped: 7))
+        XCTAssertTrue(native.contains("\nJOURNAL_DROPPED=7\n"), native)
+        XCTAssertTrue(native.hasPrefix("MESSAGE=Ready (7 earlier journal entries were dropped"), native)
+        let line = text(JournalEncoding.line(entry, dropped: 7))
+        XCTAssertTrue(line.hasSuffix(" JOURNAL_DROPPED=7]\n"), line)
+    }
+
+    func testLinesArePrefixedWithThePriorityAndKeepNewlinesOnOneLine() {
+        let entry = JournalEntry(
+            .callFinished, "Session x failed", [JournalField(.error, "two\nlines"), JournalField(.outcome, "failed")])
+        XCTAssertEqual(
+            text(JournalEncoding.line(entry, dropped: 0)),
+            "<4>Session x failed [SESSION_CLEANUP_EVENT=call-finished ERROR=two\\nlines OUTCOME=failed]\n")
+    }
+}
