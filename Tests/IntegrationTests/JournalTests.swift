@@ -308,6 +308,7 @@ final class DaemonJournalTests: XCTestCase {
                 as? [String: Any])
         let dropped = try XCTUnwrap(facts["journal_dropped"] as? Int)
         XCTAssertGreaterThan(dropped, 0, "\(facts)")
+        run.process.waitUntilExit()  // the stand-in writes what it read once the daemon is gone
         let stderr = try String(contentsOfFile: run.out + "/stderr", encoding: .utf8)
         XCTAssertTrue(stderr.contains("entries were not journaled"), "the last word on stderr: \(stderr)")
         XCTAssertEqual((facts["calls"] as? [String: Int])?.values.reduce(0, +), 30, "the report has every call")

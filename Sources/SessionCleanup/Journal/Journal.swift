@@ -30,6 +30,8 @@ public final class Journal: JournalSink {
     private var headOffset = 0
     /// Dropped since the last entry that got into the queue or out of the door.
     private var unreported = 0
+    /// Entries queued since the last attempt to drain during a burst.
+    private var queuedSinceDrain = 0
 
     /// Entries dropped so far: the queue was full, or the destination failed for good.
     public private(set) var droppedEntries = 0
@@ -70,7 +72,10 @@ public final class Journal: JournalSink {
                 native
                 ? JournalEncoding.native(entry, identifier: identifier, dropped: unreported)
                 : JournalEncoding.line(entry, dropped: unreported)
-            guard queue.isEmpty else { return enqueue(bytes, essential: !entry.event.isBulk) }
+            guard queue.isEmpty else {
+                drainDuringBurst()
+                return enqueue(bytes, essential: !entry.event.isBulk)
+            }
             switch writeNow(bytes) {
             case .written:
                 unreported = 0
@@ -164,6 +169,19 @@ public final class Journal: JournalSink {
         writtenEntries += 1
         return .written
     }
+
+    /// While entries come faster than the loop turns (a run finishing thousands of calls in one
+    /// go), journald keeps reading on its own core: hand it what it has room for now and then,
+    /// rather than only when the loop next sees the socket writable.
+    private func drainDuringBurst() {
+        queuedSinceDrain += 1
+        guard queuedSinceDrain >= Self.burstDrainInterval else { return }
+        queuedSinceDrain = 0
+        drain()
+    }
+
+    /// Entries queued between two attempts to drain in a burst (each attempt is one `send`).
+    static let burstDrainInterval = 32
 
     private func enqueue(_ bytes: [UInt8], essential: Bool) -> Bool {
         guard queue.push(bytes, essential: essential) else {

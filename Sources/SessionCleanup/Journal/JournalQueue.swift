@@ -5,8 +5,9 @@
 public struct JournalQueue {
     /// How many bytes each lane may hold.
     public struct Limits: Sendable {
-        /// Bulk entries: about 100,000 per-call entries (journald takes ~30,000 a second).
-        public var bulkBytes = 64 << 20
+        /// Bulk entries: 100,000 per-call entries of ~900 bytes, all finished in one go (an origin
+        /// given up on), with room to spare; journald takes ~30,000 a second.
+        public var bulkBytes = 128 << 20
         /// Essential entries: room for thousands, even behind a stalled journal.
         public var essentialBytes = 4 << 20
 
