@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 /// The per-call journaling policy: what a run writes, and that it always adds up.
 final class RunJournalTests: XCTestCase {

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SessionCleanup
+@testable import Sessions
 
 /// The durable run report (`session-cleanup report`): what is kept, how it reads back, who sees what.
 final class RunRecordTests: XCTestCase {

@@ -1,3 +1,5 @@
+import Sessions
+
 /// Registrations as the journal sees them: one debug entry per registration or unregistration
 /// (findable with `journalctl SESSION_ID=…`, and in journald's debug pool, which nothing else
 /// uses), plus at most one `registrations` summary at info per ``summaryInterval`` — so that a
@@ -9,8 +11,8 @@ final class RegistrationJournal {
     private let journal: any JournalSink
     private let loop: EventLoop
     private let sessionsHeld: () -> Int
-    private var registered = 0
-    private var unregistered = 0
+    private var registeredCount = 0
+    private var unregisteredCount = 0
     private var summaryTimer: EventLoop.TimerID?
 
     /// `sessionsHeld` gives the number of sessions in the store, for the summary.
@@ -28,7 +30,7 @@ final class RegistrationJournal {
         ]
         if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
         journal.record(JournalEntry(.registered, "Session \(session.id) registered by uid \(session.ownerUID)", fields))
-        registered += 1
+        registeredCount += 1
         scheduleSummary()
     }
 
@@ -38,7 +40,7 @@ final class RegistrationJournal {
             JournalEntry(
                 .unregistered, "Session \(session.id) unregistered by uid \(uid) without being ended",
                 [JournalField(.sessionID, session.id.description), JournalField(.peerUID, uid)]))
-        unregistered += 1
+        unregisteredCount += 1
         scheduleSummary()
     }
 
@@ -47,17 +49,18 @@ final class RegistrationJournal {
     func summarise() {
         if let summaryTimer { loop.cancel(summaryTimer) }
         summaryTimer = nil
-        guard registered > 0 || unregistered > 0 else { return }
+        guard registeredCount > 0 || unregisteredCount > 0 else { return }
         journal.record(
             JournalEntry(
                 .registrations,
-                "\(registered) sessions registered, \(unregistered) unregistered; \(sessionsHeld()) held",
+                "\(registeredCount) sessions registered, \(unregisteredCount) unregistered; \(sessionsHeld()) held",
                 [
-                    JournalField(.sessionsRegistered, registered), JournalField(.sessionsUnregistered, unregistered),
+                    JournalField(.sessionsRegistered, registeredCount),
+                    JournalField(.sessionsUnregistered, unregisteredCount),
                     JournalField(.sessionsTotal, sessionsHeld()),
                 ]))
-        registered = 0
-        unregistered = 0
+        registeredCount = 0
+        unregisteredCount = 0
     }
 
     private func scheduleSummary() {

@@ -1,3 +1,5 @@
+import Sessions
+
 /// What one run writes to the journal, and how much, so that every outcome is findable at any
 /// scale under journald's per-unit rate limit:
 ///

@@ -1,3 +1,5 @@
+import Sessions
+
 /// The identifier of one run (stop, leftover or on-demand): 32 lowercase hexadecimal characters
 /// (128 random bits), like systemd's `INVOCATION_ID=`. Every journal entry of the run carries it
 /// as `SESSION_CLEANUP_RUN_ID=`, and `session-cleanup report RUN_ID` names a run by it.

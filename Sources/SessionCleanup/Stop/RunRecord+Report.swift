@@ -1,3 +1,5 @@
+import Sessions
+
 /// `session-cleanup report`: a run's record as one user may see it — counts by outcome, time
 /// taken against the budget, the slowest calls, failures grouped by cause, sessions kept.
 extension RunRecord {
