@@ -6,7 +6,7 @@ import SessionCleanup
 enum ReportVerb: Verb {
     static let description = VerbDescription(
         name: "report", summary: "what the last stop run did, call by call",
-        arguments: [VerbArgument(usage: "RUN_ID", isOptional: true)],
+        arguments: [VerbArgument(usage: "[RUN_ID]", isOptional: true)],
         options: [
             .json("the report"),
             VerbOption(name: "--no-journal", help: "do not read the journal to check that it is complete for the run"),

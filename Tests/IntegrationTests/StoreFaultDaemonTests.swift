@@ -70,6 +70,13 @@ final class StoreFaultDaemonTests: XCTestCase {
         acknowledged[refused] = id
         daemon?.signal(SIGKILL)
         _ = daemon?.waitForExit(timeout: 10)
+        // The journal says "registered" only of what took effect: the refused attempt is not in it.
+        let journaled = (daemon?.stderr ?? "").split(separator: "\n")
+            .filter { $0.contains("SESSION_CLEANUP_EVENT=registered ") }
+            .map { JournalLines.parse(String($0))["SESSION_ID"] ?? "" }
+        XCTAssertEqual(journaled.count, acknowledged.count, "one registered entry per acknowledgement, no other")
+        XCTAssertEqual(
+            Set(journaled).symmetricDifference(acknowledged.values), [], "journaled, not acknowledged (or the reverse)")
         daemon = nil
 
         unlink(scratch.path + "/notify.sock")
