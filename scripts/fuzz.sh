@@ -55,6 +55,12 @@ bin=$(swift build "${build[@]}" --show-bin-path)
 # Swift's own backtracer would race ASan's report of a crash: ASan reports it.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:symbolize=1 SWIFT_BACKTRACE=enable=no
 
+# Targets that write files (store-load) write them below TMPDIR: a directory of this run's own,
+# in memory when /dev/shm is there (fsync is then cheap), removed at the end.
+TMPDIR=$(mktemp -d /dev/shm/sc-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
+
 status=0
 printf '%-18s %10s %8s %8s %7s  %s\n' target executions cov ft corpus result
 for target in "${targets[@]}"; do

@@ -244,6 +244,40 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(again.count, 4)
     }
 
+    /// Found by the store-load fuzz target: a log cut before the end of its header (to nothing,
+    /// say) beside an intact snapshot was appended to as it was, without a header, so the next
+    /// open took the first new commit for the header and skipped it — an acknowledged
+    /// registration lost.
+    func testLogCutBeforeTheEndOfItsHeaderGetsAFreshLogAndLosesNoLaterRegistration() throws {
+        for cut in [0, 5, 20] {
+            let dir = try makeDir()
+            var (store, _) = try SessionStore.open(directory: dir)
+            try register((0..<3).map { session($0) }, in: store)
+            store.close()
+            (store, _) = try reopen(dir)
+            store.compactionPolicy = CompactionPolicy(minimumLogBytes: 0, snapshotRatio: 0, maximumLogBytes: 0)
+            try register([session(3)], in: store)
+            XCTAssertTrue(store.waitUntilIdle(), "compaction: the sessions into the snapshot, a bare log")
+            store.close()
+            XCTAssertEqual(try commitFrames(dir).count, 0, "a compacted store's log holds only its header")
+            try write(Array(try bytes(log(dir)).prefix(cut)), log(dir))
+
+            let (s, report) = try reopen(dir)
+            XCTAssertEqual(s.count, 4, "cut at \(cut): the snapshot's sessions")
+            // Cut inside the header frame reads as a torn last write; before it, as a cut log.
+            XCTAssertEqual(report.problems.count, 1, "cut at \(cut): \(report)")
+            XCTAssertTrue(
+                report.problems.allSatisfy { [.truncatedLog, .truncatedLogTail].contains($0.kind) }, "cut at \(cut)")
+            try register([session(9)], in: s)
+            s.close()
+            let (again, report2) = try reopen(dir)
+            defer { again.close() }
+            XCTAssertTrue(report2.isClean, "cut at \(cut): \(report2)")
+            XCTAssertEqual(again.count, 5, "cut at \(cut): the registration after the repair is there")
+            XCTAssertNotNil(again.session(id: session(9).id), "cut at \(cut)")
+        }
+    }
+
     func testFlippedByteInTheMiddleOfTheLogKeepsTheLogAsideAndEveryOtherCommit() throws {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)

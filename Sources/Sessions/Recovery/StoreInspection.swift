@@ -8,6 +8,15 @@ package enum StoreInspection {
         case remove(SessionID)
         case outcome(SessionID, attempts: Int, lastOutcome: String?)
 
+        init?(_ record: StoreRecord) {
+            switch record {
+            case .register(let s): self = .register(s)
+            case .remove(let id): self = .remove(id)
+            case .outcome(let id, let attempts, let last): self = .outcome(id, attempts: attempts, lastOutcome: last)
+            case .snapshotHeader, .snapshotEnd, .logHeader: return nil
+            }
+        }
+
         var record: StoreRecord {
             switch self {
             case .register(let s): return .register(s)
@@ -35,6 +44,21 @@ package enum StoreInspection {
             paths: StoreRecovery.Paths(snapshot: StoreFormat.snapshotFileName, log: StoreFormat.logFileName))
         return Contents(
             sessions: Array(recovered.table.frozen), report: recovered.report, rewrites: recovered.plan.rewrite)
+    }
+
+    /// The names of the two files in a state directory: the snapshot and the log.
+    package static let fileNames = (snapshot: StoreFormat.snapshotFileName, log: StoreFormat.logFileName)
+
+    /// The intact frames of `file` (a snapshot or a log), in order: where each lies and the
+    /// session changes it carries (none for a header or an end frame). Damaged bytes between
+    /// frames are skipped, as a reader skips them.
+    package static func frames(of file: [UInt8]) -> [(range: Range<Int>, changes: [Change])] {
+        file.withUnsafeBytes { buf in
+            StoreFrame.scan(buf).frames.map { frame in
+                let records = (try? StoreFrame.records(buf, frame)) ?? []
+                return (frame.offset..<(frame.offset + frame.size), records.compactMap(Change.init))
+            }
+        }
     }
 
     /// A snapshot of `sessions` containing the commits up to `lastSequence`, and where each

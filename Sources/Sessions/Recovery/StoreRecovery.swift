@@ -306,8 +306,15 @@ private struct Recovery {
             state.plan.restoreReserve = true
             state.report.droppedTailBytes = damaged.count
         }
-        if log.header == nil, !log.isFormat1, !log.frames.isEmpty || !log.damage.isEmpty {
-            state.plan.rewrite = true  // the header was damaged: a fresh log gets a new one
+        if log.header == nil, !log.isFormat1 {
+            // The header was damaged, or the log was cut before it ended (to nothing, say): a
+            // log without one must not be appended to, since the next open would take the first
+            // commit for the header and skip it. A fresh log gets a new header.
+            if !log.frames.isEmpty || !log.damage.isEmpty {
+                state.plan.rewrite = true
+            } else {
+                state.plan.freshLog = true
+            }
         }
     }
 
