@@ -431,6 +431,31 @@ final class SessionStoreTests: XCTestCase {
         }
     }
 
+    /// Issue 9: the stop's budget is for ending sessions, so once the store is stopping no
+    /// compaction starts, however long the log (the same commits without the stop compact).
+    func testNoCompactionStartsOnceTheStoreIsStopping() throws {
+        for stopping in [false, true] {
+            let dir = try makeDir()
+            let (store, _) = try SessionStore.open(directory: dir)
+            defer { store.close() }
+            store.compactionPolicy = CompactionPolicy(minimumLogBytes: 0, snapshotRatio: 0, maximumLogBytes: 0)
+            let atOpen = store.statistics.compactions  // a new store's first files count as one
+            if stopping { store.beginShutdown() }
+            for n in 0..<5 {
+                try register([session(n)], in: store)
+                store.recordOutcome(id: session(n).id, outcome: "HTTP 503", attemptsDelta: 1)
+                XCTAssertTrue(store.flush())
+            }
+            XCTAssertTrue(store.waitUntilIdle())
+            if stopping {
+                XCTAssertEqual(store.statistics.compactions, atOpen, "no compaction while stopping")
+                XCTAssertEqual(try commitFrames(dir).count, 10, "the log was not switched: every commit is in it")
+            } else {
+                XCTAssertGreaterThan(store.statistics.compactions, atOpen, "the same commits compact when not stopping")
+            }
+        }
+    }
+
     func testAStopThatEndedEverySessionLeavesNoKeyOnDisk() throws {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)
