@@ -80,6 +80,25 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertTrue(daemon.stderr.contains("BUDGET_USEC=5000000"), "the old budget still governs")
     }
 
+    /// Issue 9: a FIFO in the drop-in directory used to block the daemon's only thread in
+    /// `open()` at SIGHUP, so that SIGTERM was no longer handled.
+    func testSighupWithAFIFODropInFailsTheReloadAndTheDaemonStillStops() throws {
+        let scratch = try ScratchDirectory("fifo-reload")
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=5s\n", scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let fifo = try scratch.write("session-cleanup.conf.d/10-ok.conf", "[Stop]\nMaxAttempts=2\n")
+            .replacingOccurrences(of: "10-ok.conf", with: "20-fifo.conf")
+        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+        daemon.signal(SIGHUP)
+        let messages = try XCTUnwrap(
+            daemon.notify.receive(until: { $0.hasPrefix("READY=1") }, timeout: 5), "the reload did not wait on the FIFO"
+        )
+        XCTAssertTrue(messages.last?.contains("reload failed") ?? false, "\(messages)")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0, "SIGTERM is still handled")
+        XCTAssertTrue(daemon.stderr.contains("20-fifo.conf (not a regular file: a FIFO)"), daemon.stderr)
+    }
+
     func testInvalidConfigurationAtStartExitsWithExConfigAndNamesTheLine() throws {
         let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=forever\n")
         XCTAssertEqual(daemon.waitForExit(timeout: 5), 78)
