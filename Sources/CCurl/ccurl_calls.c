@@ -29,15 +29,7 @@ CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value) {
     return ccurl_api.easy_setopt(easy, option, value);
 }
 
-CURLcode ccurl_easy_set_off_t(CURL *easy, CURLoption option, curl_off_t value) {
-    return ccurl_api.easy_setopt(easy, option, value);
-}
-
 CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value) {
-    return ccurl_api.easy_setopt(easy, option, value);
-}
-
-CURLcode ccurl_easy_set_pointer(CURL *easy, CURLoption option, void *value) {
     return ccurl_api.easy_setopt(easy, option, value);
 }
 

@@ -21,6 +21,9 @@ struct ccurl_transfer {
     long long retry_after;
     int abort_reason;
     int connected;
+    /* Options of the current request that ccurl_transfer_release must clear. */
+    int has_body;
+    int has_method;
     char error[CURL_ERROR_SIZE];
 };
 
@@ -173,6 +176,8 @@ ccurl_transfer *ccurl_transfer_new(CURLSH *share, CURLcode *error) {
 
 CURLcode ccurl_transfer_reset(ccurl_transfer *t, CURLSH *share) {
     ccurl_api.easy_reset(t->easy);
+    t->has_body = 0;
+    t->has_method = 0;
     return install(t, share);
 }
 
@@ -213,6 +218,20 @@ int ccurl_transfer_add_header(ccurl_transfer *t, const char *line) {
     return 0;
 }
 
+CURLcode ccurl_transfer_set_body(ccurl_transfer *t, const uint8_t *bytes, size_t length) {
+    CURLcode rc;
+    t->has_body = 1;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_POST, 1L)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)length)) != CURLE_OK) return rc;
+    /* libcurl copies the body: the caller's bytes need not outlive this call. */
+    return ccurl_api.easy_setopt(t->easy, CURLOPT_COPYPOSTFIELDS, length > 0 ? (const char *)bytes : "");
+}
+
+CURLcode ccurl_transfer_set_method(ccurl_transfer *t, const char *method) {
+    t->has_method = 1;
+    return ccurl_api.easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, method);
+}
+
 CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t) {
     if (t->headers == NULL) return CURLE_OK;
     return ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
@@ -235,12 +254,18 @@ void ccurl_transfer_release(ccurl_transfer *t) {
     /* libcurl frees its copies of the URL and the body (without wiping them: that is beyond the
      * shim's reach) and forgets the header list; the method goes back to GET. */
     ccurl_api.easy_setopt(t->easy, CURLOPT_URL, (char *)NULL);
-    ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
-    ccurl_api.easy_setopt(t->easy, CURLOPT_POSTFIELDS, (char *)NULL);
-    ccurl_api.easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPGET, 1L);
-    free_headers(t->headers);
-    t->headers = NULL;
+    if (t->headers != NULL) {
+        ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+        free_headers(t->headers);
+        t->headers = NULL;
+    }
+    if (t->has_method) ccurl_api.easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    if (t->has_body) {
+        ccurl_api.easy_setopt(t->easy, CURLOPT_POSTFIELDS, (char *)NULL);
+        ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPGET, 1L);
+    }
+    t->has_method = 0;
+    t->has_body = 0;
     wipe(t->body, t->body_length);
     if (t->body_capacity > RETAINED_BODY_BYTES) {
         free(t->body);

@@ -87,10 +87,8 @@ const char *ccurl_url_strerror(CURLUcode code);
 
 /* Typed wrappers for the variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt. */
 CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value);
-CURLcode ccurl_easy_set_off_t(CURL *easy, CURLoption option, curl_off_t value);
 /* libcurl copies string options (except CURLOPT_POSTFIELDS, which this shim never uses). */
 CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value);
-CURLcode ccurl_easy_set_pointer(CURL *easy, CURLoption option, void *value);
 CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value);
 CURLcode ccurl_easy_get_off_t(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_get_string(CURL *easy, CURLINFO info, const char **value);
@@ -143,6 +141,12 @@ void ccurl_transfer_begin(ccurl_transfer *t, uint64_t tag, size_t max_body);
 /* The tag given to ccurl_transfer_begin. */
 uint64_t ccurl_transfer_tag(const ccurl_transfer *t);
 
+/* Makes the request a POST of `length` bytes (libcurl copies them); with
+ * ccurl_transfer_set_method, another method with that body. Cleared by ccurl_transfer_release. */
+CURLcode ccurl_transfer_set_body(ccurl_transfer *t, const uint8_t *bytes, size_t length);
+/* CURLOPT_CUSTOMREQUEST for this request ("PUT", "DELETE"); cleared by ccurl_transfer_release. */
+CURLcode ccurl_transfer_set_method(ccurl_transfer *t, const char *method);
+
 /* Appends one "Name: value" line to the transfer's header list: 0, or -1 when out of memory. */
 int ccurl_transfer_add_header(ccurl_transfer *t, const char *line);
 /* Points CURLOPT_HTTPHEADER at the header list built so far (if any). */
@@ -163,9 +167,11 @@ long long ccurl_transfer_retry_after(const ccurl_transfer *t);
 const char *ccurl_transfer_error_text(const ccurl_transfer *t);
 
 /* Forgets the finished request so a pooled transfer keeps no secret of it: clears the easy
- * handle's URL, header list, body and custom method (back to GET), wipes and frees the header
- * list, wipes the reply (and frees a buffer beyond a small retained size) and the error text.
- * Every other option stays. The transfer must not be in a multi handle. */
+ * handle's URL and whatever of header list, body and custom method it had (back to GET), wipes
+ * and frees the header list, wipes the reply (and frees a buffer beyond a small retained size)
+ * and the error text. Every other option stays. The transfer must not be in a multi handle. A
+ * request's body and method must be set with ccurl_transfer_set_body / _set_method for this to
+ * clear them. */
 void ccurl_transfer_release(ccurl_transfer *t);
 
 #endif

@@ -91,22 +91,13 @@ enum TransferOptions {
         case .post:
             sendsBody = true
         case .put, .delete:
-            try setter.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue, "CURLOPT_CUSTOMREQUEST")
+            try check(
+                ccurl_transfer_set_method(transfer, request.method.rawValue), "CURLOPT_CUSTOMREQUEST", subject)
             sendsBody = request.method == .put || request.body != nil
         }
         if sendsBody {
             let body = request.body ?? []
-            try setter.set(CURLOPT_POST, 1, "CURLOPT_POST")
-            try check(
-                ccurl_easy_set_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
-                "CURLOPT_POSTFIELDSIZE_LARGE", subject)
-            // libcurl copies the body, so the array need not outlive this call.
-            let rc = body.withUnsafeBytes { bytes in
-                guard let base = bytes.baseAddress, !bytes.isEmpty else {
-                    return ccurl_easy_set_string(easy, CURLOPT_COPYPOSTFIELDS, "")
-                }
-                return ccurl_easy_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
-            }
+            let rc = body.withUnsafeBufferPointer { ccurl_transfer_set_body(transfer, $0.baseAddress, $0.count) }
             try check(rc, "CURLOPT_COPYPOSTFIELDS", subject)
         }
 

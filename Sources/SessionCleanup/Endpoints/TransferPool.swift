@@ -5,7 +5,9 @@ import CCurl
 /// endpoint only sets what differs per call. A handle changes profile by a reset and a full
 /// configuration, only when no idle handle of the wanted profile is left.
 final class TransferPool {
-    private var groups: [(profile: TransferProfile, transfers: [OpaquePointer])] = []
+    /// Profiles seen, and the idle transfers configured for each (same index).
+    private var profiles: [TransferProfile] = []
+    private var idleTransfers: [[OpaquePointer]] = []
     private var idle = 0
     private let limit: Int
     private let share: UnsafeMutableRawPointer?
@@ -20,11 +22,17 @@ final class TransferPool {
 
     /// Frees every idle transfer.
     func drain() {
-        for group in groups {
-            for transfer in group.transfers { ccurl_transfer_free(transfer) }
+        for transfers in idleTransfers {
+            for transfer in transfers { ccurl_transfer_free(transfer) }
         }
-        groups = []
+        profiles = []
+        idleTransfers = []
         idle = 0
+    }
+
+    private func index(of profile: TransferProfile) -> Int? {
+        for index in profiles.indices where profiles[index] == profile { return index }
+        return nil
     }
 
     /// Idle transfers kept.
@@ -33,16 +41,12 @@ final class TransferPool {
     /// A transfer configured for `profile`: an idle one of that profile, else another idle one
     /// reconfigured, else a new one.
     func take(for profile: TransferProfile, subject: String) throws -> OpaquePointer {
-        if let index = groups.firstIndex(where: { $0.profile == profile }),
-            let transfer = groups[index].transfers.popLast()
-        {
+        if let index = index(of: profile), let transfer = idleTransfers[index].popLast() {
             idle -= 1
             return transfer
         }
         let transfer: OpaquePointer
-        if let index = groups.firstIndex(where: { !$0.transfers.isEmpty }),
-            let reused = groups[index].transfers.popLast()
-        {
+        if let index = idleTransfers.firstIndex(where: { !$0.isEmpty }), let reused = idleTransfers[index].popLast() {
             idle -= 1
             transfer = reused
             do {
@@ -76,10 +80,11 @@ final class TransferPool {
             return
         }
         idle += 1
-        if let index = groups.firstIndex(where: { $0.profile == profile }) {
-            groups[index].transfers.append(transfer)
+        if let index = index(of: profile) {
+            idleTransfers[index].append(transfer)
         } else {
-            groups.append((profile, [transfer]))
+            profiles.append(profile)
+            idleTransfers.append([transfer])
         }
     }
 }

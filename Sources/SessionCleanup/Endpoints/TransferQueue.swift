@@ -21,6 +21,7 @@ struct TransferQueue {
     let maxRunning: Int
     private let defaultCap: Int
     private var numbers: [HTTPOrigin: Int] = [:]
+    private var lastOrigin: (origin: HTTPOrigin, number: Int)?
     private var origins: [Origin] = []
     /// Admitted and not yet run, in start order, each with its origin's number.
     private var admitted: [(tag: UInt64, origin: Int)] = []
@@ -40,7 +41,10 @@ struct TransferQueue {
     /// The number standing for `origin`; `cap` lowers its limit (never raises it).
     mutating func originNumber(_ origin: HTTPOrigin, cap: Int?) -> Int {
         let number: Int
-        if let known = numbers[origin] {
+        if let last = lastOrigin, last.origin == origin {
+            // Calls often come in runs of one origin: no hashing for those.
+            number = last.number
+        } else if let known = numbers[origin] {
             number = known
         } else {
             number = origins.count
@@ -48,6 +52,7 @@ struct TransferQueue {
             origins.append(Origin(cap: defaultCap))
         }
         if let cap, cap >= 1, cap < origins[number].cap { origins[number].cap = cap }
+        lastOrigin = (origin, number)
         return number
     }
 
