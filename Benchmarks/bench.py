@@ -1229,8 +1229,41 @@ def print_report(rows, targets):
             print(f"  {'met   ' if t['met'] else 'MISSED'}  {t['target']}: {t['shown']}")
 
 
+def comparison_markdown(rows):
+    """One line per network configuration, the clients side by side: wall s (× ideal), and
+    connections (TLS full handshakes + resumed). Empty when there are no such rows."""
+    configs = []
+    for r in rows:
+        if r["scenario"] in ("origins", "http2") and r.get("config") and r["config"] not in configs:
+            configs.append(r["config"])
+    if not configs:
+        return []
+    clients = []
+    for r in rows:
+        if r.get("config") and r.get("client") and r["client"] not in clients:
+            clients.append(r["client"])
+    out = ["### Side by side: wall s (× ideal) · connections (TLS full + resumed)\n",
+           "| configuration | ideal s | " + " | ".join(clients) + " |",
+           "|---|---:|" + "---:|" * len(clients)]
+    for config in configs:
+        cells, ideal = [], None
+        for client in clients:
+            r = next((x for x in rows if x.get("config") == config and x.get("client") == client), None)
+            if r is None:
+                cells.append("—")
+            elif not r["ok"]:
+                cells.append("ERROR")
+            else:
+                ideal = r["ideal_s"]
+                tls = f" ({r['tls_full']:,} + {r['tls_resumed']:,})" if r.get("mode") != "http" else ""
+                cells.append(f"{r['wall_s']:.2f} ({r['ratio']:.2f}) · {r['connections_accepted']:,}{tls}")
+        out.append(f"| {config} | {fmt(ideal, '.2f')} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
 def markdown_report(rows, targets):
-    out = []
+    out = comparison_markdown(rows)
     for title, headers, aligns, cells, errors in section_tables(rows):
         out.append(f"### {title}\n")
         out.append("| " + " | ".join(headers) + " |")
