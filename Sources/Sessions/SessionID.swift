@@ -35,14 +35,17 @@ public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The 16 lowercase hexadecimal characters.
     public var description: String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: 16)
-        var v = rawValue
-        for i in stride(from: 15, through: 0, by: -1) {
-            out[i] = digits[Int(v & 0xF)]
-            v >>= 4
+        // Written straight into the string's storage: the journal, the store and the run's
+        // report ask for it once per call.
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            var v = rawValue
+            for i in stride(from: 15, through: 0, by: -1) {
+                let nibble = UInt8(truncatingIfNeeded: v & 0xF)
+                buffer[i] = nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
+                v >>= 4
+            }
+            return 16
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Orders by raw value.

@@ -101,6 +101,46 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report?.sessionsEnded, 10)
     }
 
+    func testCallsUnderWayReuseSlotsAndEveryCallStillEndsOnceInOrder() throws {
+        // 40 sessions at two endpoints (one names an endpoint not configured), 2 in flight, every
+        // fifth reply a 503: finished calls' slots take new calls while retries wait their turn.
+        var sessions = (0..<40).map { session("s-\($0)-", ["auth", "licence"]) }
+        sessions[7] = session("s-7-", ["auth", "gone"])
+        let run = makeRun(
+            sessions, endpoints: [endpoint("auth"), endpoint("licence", host: "127.0.0.1:9090")], maxConcurrent: 2)
+        begin(run)
+        var replies = 0
+        while report == nil {
+            if transport.pending.isEmpty {
+                try advance(.milliseconds(200))
+                continue
+            }
+            replies += 1
+            XCTAssertTrue(transport.complete(with: FakeTransport.reply(replies % 5 == 0 ? 503 : 200)))
+        }
+        let report = try XCTUnwrap(report)
+        XCTAssertEqual(transport.maxInFlight, 2)
+        XCTAssertEqual(report.calls.count, 80)
+        let pairs = Set(report.calls.map { "\($0.sessionID) \($0.endpoint)" })
+        XCTAssertEqual(pairs.count, 80, "every call has exactly one result")
+        XCTAssertEqual(
+            outcome(sessions[7], "gone"), .failed(cause: "endpoint 'gone' is not configured"))
+        XCTAssertEqual(Set(finishedSessions.map(\.0)).count, 40, "every session finishes once")
+        XCTAssertEqual(report.sessionsEnded + report.sessionsLeft, 40)
+        for session in sessions where session.endpoints == ["auth", "licence"] {
+            if report.calls.filter({ $0.sessionID == session.id }).allSatisfy(\.outcome.isEnded) {
+                XCTAssertEqual(endedEndpoints[session.id]?.sorted(), ["auth", "licence"])
+            }
+        }
+        // Sessions are taken in the order given.
+        let keys = transport.started.compactMap { request in
+            sessions.firstIndex { request.url.contains("/user/\($0.key.exposedSecret)/") }
+        }
+        var seen = Set<Int>()
+        let order = keys.filter { seen.insert($0).inserted }
+        XCTAssertEqual(order, Array(0..<40), "sessions are called in the order given")
+    }
+
     func testServerErrorIsRetriedWithBackoffThenEnds() throws {
         let flaky = session("flaky")
         begin(makeRun([flaky]))

@@ -125,12 +125,18 @@ final class RunJournal {
     // MARK: Groups of ended calls
 
     private func addToBatch(_ session: SessionID, _ key: BatchKey, url: String?) {
-        if batches[key] == nil {
+        // One lookup per call: the group is found once and grown in place.
+        let count: Int
+        if let group = batches.index(forKey: key) {
+            batches.values[group].append(session)
+            count = batches.values[group].count
+        } else {
+            batches[key] = [session]
             batchOrder.append(key)
             batchURLs[key] = url
+            count = 1
         }
-        batches[key, default: []].append(session)
-        if batches[key]?.count ?? 0 >= Self.batchSize {
+        if count >= Self.batchSize {
             writeBatch(key)
             batchOrder.removeAll { $0 == key }
         } else if batchTimer == nil {

@@ -104,20 +104,26 @@ enum LastStopRunDocument {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + record.results.count * 96)
         bytes += "session-cleanup-results 1 \(record.id) \(record.results.count)\n".utf8
+        // Numbers are written digit by digit, not through a String each: a stop run writes one
+        // line per call.
         for call in record.results {
-            bytes += call.sessionID.description.utf8
+            appendHex(call.sessionID.rawValue, to: &bytes)
             bytes.append(tab)
-            bytes += String(call.ownerUID).utf8
+            appendDecimal(Int64(call.ownerUID), to: &bytes)
             bytes.append(tab)
             appendEscaped(call.endpoint, to: &bytes)
             bytes.append(tab)
             bytes += call.outcome.word.utf8
             bytes.append(tab)
-            bytes += (call.outcome.httpStatus.map(String.init) ?? "-").utf8
+            if let status = call.outcome.httpStatus {
+                appendDecimal(Int64(status), to: &bytes)
+            } else {
+                bytes.append(UInt8(ascii: "-"))
+            }
             bytes.append(tab)
-            bytes += String(call.attempts).utf8
+            appendDecimal(Int64(call.attempts), to: &bytes)
             bytes.append(tab)
-            bytes += String(call.duration.microseconds).utf8
+            appendDecimal(call.duration.microseconds, to: &bytes)
             bytes.append(tab)
             if !call.outcome.isEnded { appendEscaped(call.outcome.cause ?? "", to: &bytes) }
             bytes.append(newline)
@@ -170,6 +176,35 @@ enum LastStopRunDocument {
     private static let tab = UInt8(ascii: "\t")
     private static let newline = UInt8(ascii: "\n")
     private static let backslash = UInt8(ascii: "\\")
+
+    /// 16 lowercase hexadecimal digits, as ``SessionID/description`` spells them.
+    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let nibble = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
+            bytes.append(nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10))
+        }
+    }
+
+    private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        guard magnitude < 10_000_000_000_000_000 else {
+            bytes += String(magnitude).utf8
+            return
+        }
+        // Up to 16 digits, 4 bits each, the most significant ending up lowest.
+        var packed: UInt64 = 0
+        var count = 0
+        repeat {
+            packed = packed << 4 | magnitude % 10
+            count += 1
+            magnitude /= 10
+        } while magnitude > 0
+        for _ in 0..<count {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: packed & 0xF))
+            packed >>= 4
+        }
+    }
 
     private static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
         var text = text

@@ -76,9 +76,14 @@ public final class CleanupRun {
         }
     }
 
+    /// A call taken from the line (``nextCall()``) and not yet finished: in flight, waiting to
+    /// retry, parked, or queued again. Calls still in line and calls finished hold no state, so
+    /// a run's memory follows the calls under way, not the calls it has.
     private struct Call {
+        /// Its place in the run's order of calls: tells a reused slot's calls apart.
+        let number: Int
         let session: Int
-        let endSession: EndSessionCall?  // nil: the endpoint is not configured
+        let endSession: EndSessionCall
         let endpointName: String
         var state = State.queued
         var attempts = 0
@@ -91,10 +96,8 @@ public final class CleanupRun {
         var timeoutIsBudget = false
     }
 
+    /// A session with several endpoints, some of whose calls have finished.
     private struct SessionProgress {
-        let id: SessionID
-        let ownerUID: UInt32
-        let label: String?
         var callsLeft: Int
         var allEnded = true
         var worst: CallOutcome?
@@ -114,15 +117,26 @@ public final class CleanupRun {
     private let journal: any JournalSink
     private let runJournal: RunJournal
     private let tokens: [String: String]
+    private let sessions: [Session]
+    private let templates: [String: EndpointTemplate]
+    /// The last name looked up in `templates`: sessions mostly name the same endpoints.
+    private var lastTemplate: (name: String, template: EndpointTemplate?)?
+    /// Slots of the calls under way (by slot index: what the gate and the completions name).
     private var calls: [Call] = []
-    private var sessions: [SessionProgress] = []
-    private var queue: [Int] = []
-    private var queueHead = 0
+    private var freeSlots: [Int] = []
+    /// The line: the next call not yet taken is `sessions[lineSession].endpoints[lineEndpoint]`.
+    private var lineSession = 0
+    private var lineEndpoint = 0
+    private var callsTaken = 0
     private var retryReady: [Int] = []
     private var retryHead = 0
+    /// Sessions with several endpoints and some of their calls finished, by index.
+    private var progress: [Int: SessionProgress] = [:]
     private var gate = OriginGate()
     private var inFlight = 0
+    private let callsTotal: Int
     private var callsLeft = 0
+    private var callsNotEnded = 0
     private var report: RunReport
     private var finished = false
     private var completion: ((RunReport) -> Void)?
@@ -151,23 +165,16 @@ public final class CleanupRun {
         self.loop = loop
         self.journal = journal
         self.tokens = tokens
+        self.sessions = sessions
         runJournal = RunJournal(run: id, kind: kind, journal: journal, loop: loop)
         report = RunReport(id: id, kind: kind, budget: budget.total)
         var byName: [String: EndpointTemplate] = [:]
         for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
-        self.sessions.reserveCapacity(sessions.count)
-        for session in sessions {
-            let index = self.sessions.count
-            self.sessions.append(
-                SessionProgress(
-                    id: session.id, ownerUID: session.ownerUID, label: session.label,
-                    callsLeft: session.endpoints.count))
-            for name in session.endpoints {
-                let endSession = byName[name].map { EndSessionCall(session: session, template: $0) }
-                calls.append(Call(session: index, endSession: endSession, endpointName: name))
-            }
-        }
-        callsLeft = calls.count
+        templates = byName
+        callsTotal = sessions.reduce(0) { $0 + $1.endpoints.count }
+        callsLeft = callsTotal
+        // One result per call: reserved once rather than grown by doubling (and copying).
+        report.calls.reserveCapacity(callsTotal)
     }
 
     /// Starts the run; `completion` runs once, when every call has an outcome.
@@ -176,17 +183,15 @@ public final class CleanupRun {
         budget.onExpiration { [weak self] reason in self?.expire(reason) }
         expiryTimer = loop.schedule(at: budget.deadline) { [budget] in budget.expireIfDue() }
         statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
-        queue.reserveCapacity(calls.count)
-        for index in calls.indices {
-            guard let endSession = calls[index].endSession else {
-                finish(index, .failed(cause: "endpoint '\(calls[index].endpointName)' is not configured"))
-                continue
+        // Calls that cannot be made end now; the line skips them (``callable(_:)``).
+        for (session, value) in sessions.enumerated() {
+            for name in value.endpoints {
+                guard let template = template(named: name) else {
+                    finish(session, name, nil, .failed(cause: "endpoint '\(name)' is not configured"))
+                    continue
+                }
+                if let cause = template.unavailable { finish(session, name, template, .failed(cause: cause)) }
             }
-            if let cause = endSession.template.unavailable {
-                finish(index, .failed(cause: cause))
-                continue
-            }
-            queue.append(index)
         }
         pump()
         finishIfDone()
@@ -202,6 +207,7 @@ public final class CleanupRun {
         finished = true
         runJournal.flush()
         var attemptsBySession: [Int: Int] = [:]
+        for session in progress.keys { attemptsBySession[session] = 0 }
         for index in calls.indices {
             switch calls[index].state {
             case .inFlight(let id): transport.cancel(id)
@@ -214,34 +220,81 @@ public final class CleanupRun {
         }
         cancelTimers()
         return attemptsBySession.keys.sorted().compactMap { index in
-            let progress = sessions[index]
-            let attempts = progress.attempts + (attemptsBySession[index] ?? 0)
-            guard !progress.endedEndpoints.isEmpty || attempts > 0 else { return nil }
+            let done = progress[index] ?? SessionProgress(callsLeft: 0)
+            let attempts = done.attempts + (attemptsBySession[index] ?? 0)
+            guard !done.endedEndpoints.isEmpty || attempts > 0 else { return nil }
             return SessionResult(
-                id: progress.id, ended: false, endedEndpoints: progress.endedEndpoints,
-                outcome: progress.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
+                id: sessions[index].id, ended: false, endedEndpoints: done.endedEndpoints,
+                outcome: done.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
                 attempts: attempts)
         }
     }
 
-    // MARK: Scheduling
+    // MARK: The line
 
-    private func nextCall() -> Int? {
-        if retryHead < retryReady.count {
-            defer { retryHead += 1 }
-            return retryReady[retryHead]
-        }
-        if queueHead < queue.count {
-            defer { queueHead += 1 }
-            return queue[queueHead]
+    private func template(named name: String) -> EndpointTemplate? {
+        if let lastTemplate, lastTemplate.name == name { return lastTemplate.template }
+        let template = templates[name]
+        lastTemplate = (name, template)
+        return template
+    }
+
+    /// The template of a call that can be made (configured, its credentials available).
+    private func callable(_ name: String) -> EndpointTemplate? {
+        guard let template = template(named: name), template.unavailable == nil else { return nil }
+        return template
+    }
+
+    /// The next call in line that can be made, as (session, endpoint name, template).
+    private func takeFromLine() -> (session: Int, name: String, template: EndpointTemplate)? {
+        while lineSession < sessions.count {
+            let endpoints = sessions[lineSession].endpoints
+            while lineEndpoint < endpoints.count {
+                let name = endpoints[lineEndpoint]
+                lineEndpoint += 1
+                if let template = callable(name) { return (lineSession, name, template) }
+            }
+            lineSession += 1
+            lineEndpoint = 0
         }
         return nil
+    }
+
+    /// Gives a call taken from the line a slot.
+    private func slot(for taken: (session: Int, name: String, template: EndpointTemplate)) -> Int {
+        let call = Call(
+            number: callsTaken, session: taken.session,
+            endSession: EndSessionCall(session: sessions[taken.session], template: taken.template),
+            endpointName: taken.name)
+        callsTaken += 1
+        if let free = freeSlots.popLast() {
+            calls[free] = call
+            return free
+        }
+        calls.append(call)
+        return calls.count - 1
+    }
+
+    // MARK: Scheduling
+
+    /// The next call to try: a retry (or a released call) first, then the next in line.
+    private func nextCall() -> Int? {
+        if retryHead < retryReady.count {
+            let index = retryReady[retryHead]
+            retryHead += 1
+            if retryHead == retryReady.count {
+                retryReady.removeAll(keepingCapacity: true)
+                retryHead = 0
+            }
+            return index
+        }
+        return takeFromLine().map(slot(for:))
     }
 
     private func pump() {
         while !finished && inFlight < settings.maxConcurrent, let index = nextCall() {
             guard case .queued = calls[index].state else { continue }
-            guard let endSession = calls[index].endSession else { continue }
+            let endSession = calls[index].endSession
             if !budget.allowsNewRequest {
                 refuseRemaining(index)
                 return
@@ -263,21 +316,28 @@ public final class CleanupRun {
             if case .queued = calls[index].state {
                 finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
             }
-            next = nextCall()
+            if retryHead < retryReady.count {
+                next = nextCall()
+            } else {
+                finishLine(.notStarted(reason: reason))
+                next = nil
+            }
         }
     }
 
     private func start(_ index: Int, _ endSession: EndSessionCall) {
-        guard let timeout = budget.requestTimeout(limit: endSession.endpoint.timeout, margin: settings.margin) else {
+        let endpoint = endSession.template.configuration
+        guard let timeout = budget.requestTimeout(limit: endpoint.timeout, margin: settings.margin) else {
             finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
             return
         }
-        calls[index].timeoutIsBudget = timeout < endSession.endpoint.timeout
+        calls[index].timeoutIsBudget = timeout < endpoint.timeout
         calls[index].lastAttemptUnreachable = false  // this attempt's own result decides
-        let token = endSession.endpoint.tokenCredential.flatMap { tokens[$0] }
+        let token = endpoint.tokenCredential.flatMap { tokens[$0] }
         let request = endSession.request(timeout: timeout, token: token)
+        let number = calls[index].number
         do {
-            let id = try transport.start(request) { [weak self] result in self?.completed(index, result) }
+            let id = try transport.start(request) { [weak self] result in self?.completed(index, number, result) }
             calls[index].state = .inFlight(id)
             calls[index].attempts += 1
             if calls[index].firstStart == nil { calls[index].firstStart = loop.clock.now() }
@@ -289,10 +349,10 @@ public final class CleanupRun {
 
     // MARK: Completions
 
-    private func completed(_ index: Int, _ result: HTTPResult) {
-        guard !finished, case .inFlight = calls[index].state else { return }
+    private func completed(_ index: Int, _ number: Int, _ result: HTTPResult) {
+        guard !finished, calls[index].number == number, case .inFlight = calls[index].state else { return }
         inFlight -= 1
-        guard let endSession = calls[index].endSession else { return }
+        let endSession = calls[index].endSession
         let origin = endSession.origin
         calls[index].lastAttemptUnreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
         if let failure = result.failure,
@@ -301,7 +361,7 @@ public final class CleanupRun {
             // Cut off by the budget, not by the endpoint's own timeout.
             finish(index, .expired)
         } else {
-            switch ReplyJudge.judge(result, endpoint: endSession.endpoint) {
+            switch ReplyJudge.judge(result, endpoint: endSession.template.configuration) {
             case .ended(let status):
                 originAnswered(origin)
                 finish(index, .ended(status: status))
@@ -338,12 +398,13 @@ public final class CleanupRun {
             finish(index, outcome)
             return
         }
+        let number = calls[index].number
         calls[index].state = .waitingToRetry(
-            loop.schedule(after: delay) { [weak self] in self?.retryNow(index) })
+            loop.schedule(after: delay) { [weak self] in self?.retryNow(index, number) })
     }
 
-    private func retryNow(_ index: Int) {
-        guard !finished, case .waitingToRetry = calls[index].state else { return }
+    private func retryNow(_ index: Int, _ number: Int) {
+        guard !finished, calls[index].number == number, case .waitingToRetry = calls[index].state else { return }
         calls[index].state = .queued
         retryReady.append(index)
         pump()
@@ -374,14 +435,18 @@ public final class CleanupRun {
         journal.record(
             JournalEntry(
                 .expired,
-                "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(calls.count) calls unfinished: "
+                "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(callsTotal) calls unfinished: "
                     + "cancelling what is in flight",
                 runJournal.runFields + [
                     JournalField(.budgetUsec, budget.total.microseconds),
                     JournalField(
                         .timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
                 ]))
-        for index in calls.indices {
+        // In the run's order of calls: those under way (taken in that order), then the line.
+        let underWay = calls.indices.filter { !Self.isDone(calls[$0].state) }.sorted {
+            calls[$0].number < calls[$1].number
+        }
+        for index in underWay {
             switch calls[index].state {
             case .inFlight(let id):
                 // Recorded first: the cancelled completion then finds the call done and is ignored.
@@ -400,45 +465,36 @@ public final class CleanupRun {
                 break
             }
         }
+        finishLine(.notStarted(reason: "the budget expired (\(reason.rawValue))"))
         finishIfDone()
+    }
+
+    private static func isDone(_ state: State) -> Bool {
+        if case .done = state { return true }
+        return false
+    }
+
+    /// Every call still in line ends with `outcome`, untried.
+    private func finishLine(_ outcome: CallOutcome) {
+        while let taken = takeFromLine() { finish(taken.session, taken.name, taken.template, outcome) }
     }
 
     // MARK: Outcomes
 
+    /// A call under way has its outcome: its slot is freed.
     private func finish(_ index: Int, _ outcome: CallOutcome) {
         if case .done = calls[index].state { return }
         calls[index].state = .done
-        callsLeft -= 1
+        freeSlots.append(index)
         let call = calls[index]
         let duration = call.firstStart.map { loop.clock.now().duration(since: $0) } ?? .zero
-        let session = sessions[call.session]
-        report.calls.append(
-            RunReport.CallResult(
-                sessionID: session.id, ownerUID: session.ownerUID, endpoint: call.endpointName, outcome: outcome,
-                attempts: call.attempts, duration: duration))
-        runJournal.callFinished(
-            session: session.id, label: session.label, endpoint: call.endpointName, url: call.endSession?.redactedURL,
-            outcome: outcome, attempts: call.attempts, duration: duration)
-        var progress = sessions[call.session]
-        progress.callsLeft -= 1
-        progress.attempts += call.attempts
-        if outcome.isEnded {
-            progress.endedEndpoints.append(call.endpointName)
-        } else {
-            progress.allEnded = false
-            progress.worst = outcome
-        }
-        sessions[call.session] = progress
-        if progress.callsLeft == 0 {
-            if progress.allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
-            onSessionFinished?(
-                SessionResult(
-                    id: progress.id, ended: progress.allEnded, endedEndpoints: progress.endedEndpoints,
-                    outcome: progress.worst ?? outcome, attempts: progress.attempts))
-        }
+        record(
+            call.session, call.endpointName, call.endSession.template, outcome, attempts: call.attempts,
+            duration: duration)
         // Every call's end passes here, so a probe's end releases or fails what it held back,
         // whatever the outcome; the caller pumps. (At expiry, the expiry records every call.)
-        if let origin = call.endSession?.origin, report.expiry == nil {
+        if report.expiry == nil {
+            let origin = call.endSession.origin
             var unreachable = false
             if case .failed = outcome { unreachable = call.lastAttemptUnreachable }
             let parked = gate.callFinished(index, at: origin, unreachable: unreachable, cause: call.lastCause)
@@ -447,6 +503,57 @@ public final class CleanupRun {
                 finish(other, Self.notAttempted(origin, parked.cause))
             }
         }
+    }
+
+    /// A call never taken from the line has its outcome.
+    private func finish(_ session: Int, _ name: String, _ template: EndpointTemplate?, _ outcome: CallOutcome) {
+        record(session, name, template, outcome, attempts: 0, duration: .zero)
+    }
+
+    private func record(
+        _ index: Int, _ endpoint: String, _ template: EndpointTemplate?, _ outcome: CallOutcome, attempts: Int,
+        duration: Duration
+    ) {
+        callsLeft -= 1
+        let session = sessions[index]
+        report.calls.append(
+            RunReport.CallResult(
+                sessionID: session.id, ownerUID: session.ownerUID, endpoint: endpoint, outcome: outcome,
+                attempts: attempts, duration: duration))
+        runJournal.callFinished(
+            session: session.id, label: session.label, endpoint: endpoint, url: template?.redactedURL,
+            outcome: outcome, attempts: attempts, duration: duration)
+        let ended = outcome.isEnded
+        if !ended { callsNotEnded += 1 }
+        guard session.endpoints.count > 1 else {
+            sessionFinished(index, allEnded: ended, endedEndpoints: ended ? session.endpoints : [], outcome, attempts)
+            return
+        }
+        var done = progress.removeValue(forKey: index) ?? SessionProgress(callsLeft: session.endpoints.count)
+        done.callsLeft -= 1
+        done.attempts += attempts
+        if ended {
+            done.endedEndpoints.append(endpoint)
+        } else {
+            done.allEnded = false
+            done.worst = outcome
+        }
+        guard done.callsLeft == 0 else {
+            progress[index] = done
+            return
+        }
+        sessionFinished(
+            index, allEnded: done.allEnded, endedEndpoints: done.endedEndpoints, done.worst ?? outcome, done.attempts)
+    }
+
+    private func sessionFinished(
+        _ index: Int, allEnded: Bool, endedEndpoints: [String], _ outcome: CallOutcome, _ attempts: Int
+    ) {
+        if allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
+        onSessionFinished?(
+            SessionResult(
+                id: sessions[index].id, ended: allEnded, endedEndpoints: endedEndpoints, outcome: outcome,
+                attempts: attempts))
     }
 
     private func finishIfDone() {
@@ -473,7 +580,7 @@ public final class CleanupRun {
 
     /// `Ending sessions: 812/1000 ended, 3 failed, 6.2 s left`.
     public var progressText: String {
-        let failed = report.calls.count { !$0.outcome.isEnded }
+        let failed = callsNotEnded
         return "Ending sessions: \(report.sessionsEnded)/\(sessions.count) ended, \(failed) failed, "
             + "\(budget.timeRemaining.humanReadable) left"
     }

@@ -45,6 +45,8 @@ struct OriginGate {
 
     /// Whether `call` may go to `origin` now; parks it when another call is probing.
     mutating func admit(_ call: Int, to origin: String) -> Admission {
+        // Every origin is up until a call cannot connect: then no lookup (no hashing) per call.
+        if origins.isEmpty { return .go }
         switch origins[origin] ?? .up {
         case .up: return .go
         case .probing(let probe, _) where probe == call: return .go
@@ -64,8 +66,8 @@ struct OriginGate {
 
     /// `origin` answered (any HTTP status): it is up; returns the calls parked behind its probe.
     mutating func answered(_ origin: String) -> [Int] {
-        guard case .probing(_, let parked) = origins[origin] else { return [] }
-        origins[origin] = .up
+        guard !origins.isEmpty, case .probing(_, let parked) = origins[origin] else { return [] }
+        origins[origin] = nil  // up: the default
         return parked
     }
 
@@ -73,12 +75,14 @@ struct OriginGate {
     /// calls fail when its last attempt found the origin `unreachable` (with `cause`), and are
     /// released otherwise. Any other call's end changes nothing.
     mutating func callFinished(_ call: Int, at origin: String, unreachable: Bool, cause: String) -> Release {
-        guard case .probing(let probe, let parked) = origins[origin], probe == call else { return Release() }
+        guard !origins.isEmpty, case .probing(let probe, let parked) = origins[origin], probe == call else {
+            return Release()
+        }
         if unreachable {
             origins[origin] = .unreachable(cause: cause)
             return Release(fail: parked, cause: cause)
         }
-        origins[origin] = .up
+        origins[origin] = nil  // up: the default
         return Release(retry: parked)
     }
 }

@@ -2,20 +2,24 @@ import Sessions
 
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.
 public struct RunReport: Sendable {
-    /// One call's result.
+    /// One call's result. Kept for every call of a run (the `report` verb shows them), so it is
+    /// stored compactly (72 bytes a result rather than 88).
     public struct CallResult: Sendable, Equatable {
         /// The session.
         public let sessionID: SessionID
         /// The uid that registered the session (who may see this result).
         public let ownerUID: UInt32
+        private let attemptCount: UInt32
+        private let nanoseconds: Int64
         /// The endpoint's name.
         public let endpoint: String
         /// What became of the call.
         public let outcome: CallOutcome
+
         /// Requests made (0 when it never started).
-        public let attempts: Int
-        /// From the first request's start to the outcome (zero if never started).
-        public let duration: Duration
+        public var attempts: Int { Int(attemptCount) }
+        /// From the first request's start to the outcome (zero if never started), to the nanosecond.
+        public var duration: Duration { .nanoseconds(nanoseconds) }
 
         /// Creates a result.
         public init(
@@ -26,8 +30,11 @@ public struct RunReport: Sendable {
             self.ownerUID = ownerUID
             self.endpoint = endpoint
             self.outcome = outcome
-            self.attempts = attempts
-            self.duration = duration
+            attemptCount = UInt32(clamping: attempts)
+            let (seconds, attoseconds) = duration.components
+            // ±292 years fit; anything longer is clamped.
+            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            nanoseconds = overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000
         }
     }
 

@@ -87,13 +87,26 @@ package final class SessionStore {
         table.contains(id) || pendingRegistrations.contains { $0.id == id }
     }
 
-    /// All sessions ordered by `registeredAt`, then id (a sorted copy: O(n log n)).
-    package var allSessions: [Session] { sessions { _ in true } }
+    /// All sessions ordered by `registeredAt`, then id (a sorted copy: O(n log n)). The copy is
+    /// made at its final size and sorted in place: the stop run's peak memory holds it once.
+    package var allSessions: [Session] {
+        var all: [Session] = []
+        all.reserveCapacity(table.count)
+        for session in table.frozen { all.append(session) }
+        all.sort(by: Self.registrationOrder)
+        return all
+    }
 
     /// The sessions `predicate` picks, ordered by `registeredAt`, then id. Picks first, sorts
     /// after, so that a few sessions out of many cost little.
     package func sessions(where predicate: (Session) -> Bool) -> [Session] {
-        table.frozen.filter(predicate).sorted { ($0.registeredAt, $0.id.rawValue) < ($1.registeredAt, $1.id.rawValue) }
+        var picked = table.frozen.filter(predicate)
+        picked.sort(by: Self.registrationOrder)
+        return picked
+    }
+
+    private static func registrationOrder(_ a: Session, _ b: Session) -> Bool {
+        (a.registeredAt, a.id.rawValue) < (b.registeredAt, b.id.rawValue)
     }
 
     /// Sessions registered by `uid`, ordered by `registeredAt`.
