@@ -30,7 +30,8 @@ echo "== format and lint (swift format, warnings are errors)"
 swift format lint --strict -r Sources Tests Fuzz Package.swift
 
 echo "== unit and integration tests"
-swift build --build-tests -Xswiftc -warnings-as-errors
+# The layering is enforced: a target may import only the targets it depends on.
+swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 swift test --skip-build
 
 echo "== unit and integration tests again under AddressSanitizer (the daemon they start included)"
