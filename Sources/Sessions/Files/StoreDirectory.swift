@@ -102,13 +102,7 @@ final class StoreDirectory: Sendable {
     func map(_ name: String) throws(StoreError) -> MappedFile? {
         guard let f = try openExisting(name, flags: O_RDONLY) else { return nil }
         guard fchmod(f.raw, 0o600) == 0 else { throw StoreError.io("fchmod(0600)", path: fullPath(name), errno: errno) }
-        var st = stat()
-        guard fstat(f.raw, &st) == 0 else { throw StoreError.io("fstat", path: fullPath(name), errno: errno) }
-        guard st.st_mode & S_IFMT == S_IFREG else {
-            throw StoreError(
-                kind: .io, message: "\(fullPath(name)) is not a regular file", path: fullPath(name), errnoCode: EINVAL)
-        }
-        let size = Int(st.st_size)
+        let size = try regularFileSize(f, name: name)
         guard size > 0 else { return MappedFile(base: nil, count: 0) }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, f.raw, 0), base != MAP_FAILED else {
             throw StoreError.io("mmap", path: fullPath(name), errno: errno)
@@ -116,15 +110,20 @@ final class StoreDirectory: Sendable {
         return MappedFile(base: base, count: size)
     }
 
-    /// Reads a whole file from offset 0.
-    func readAll(_ f: borrowing FileDescriptor, name: String) throws(StoreError) -> [UInt8] {
+    /// The size of the open file `name`; throws if it is not a regular file.
+    private func regularFileSize(_ f: borrowing FileDescriptor, name: String) throws(StoreError) -> Int {
         var st = stat()
         guard fstat(f.raw, &st) == 0 else { throw StoreError.io("fstat", path: fullPath(name), errno: errno) }
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw StoreError(
                 kind: .io, message: "\(fullPath(name)) is not a regular file", path: fullPath(name), errnoCode: EINVAL)
         }
-        let size = Int(st.st_size)
+        return Int(st.st_size)
+    }
+
+    /// Reads a whole file from offset 0.
+    func readAll(_ f: borrowing FileDescriptor, name: String) throws(StoreError) -> [UInt8] {
+        let size = try regularFileSize(f, name: name)
         var failure: StoreError?
         let raw = f.raw
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
