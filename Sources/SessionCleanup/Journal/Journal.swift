@@ -127,7 +127,8 @@ public final class Journal: JournalSink {
         disarmWritability()
         if dropped > 0 {
             reportOnStandardError(
-                "the journal took nothing for \(idleLimit.humanReadable): \(dropped) entries were not journaled "
+                "the journal took nothing for \(idleLimit.humanReadable): "
+                    + "\(HumanText.count(dropped, "entry", plural: "entries")) \(dropped == 1 ? "was" : "were") not journaled "
                     + "(\(droppedEntries) since start); session-cleanup report has every outcome")
         }
         return dropped

@@ -53,7 +53,7 @@ final class RegistrationJournal {
         journal.record(
             JournalEntry(
                 .registrations,
-                "\(registeredCount) sessions registered, \(unregisteredCount) unregistered; \(sessionsHeld()) held",
+                "\(HumanText.count(registeredCount, "session")) registered, \(unregisteredCount) unregistered; \(sessionsHeld()) held",
                 [
                     JournalField(.sessionsRegistered, registeredCount),
                     JournalField(.sessionsUnregistered, unregisteredCount),

@@ -160,7 +160,7 @@ final class RunJournal {
         let message =
             sessions.count == 1
             ? "Session \(sessions[0]) ended at \(key.endpoint) (HTTP \(key.status))"
-            : "\(sessions.count) sessions ended at \(key.endpoint) (HTTP \(key.status))"
+            : "\(HumanText.count(sessions.count, "session")) ended at \(key.endpoint) (HTTP \(key.status))"
         if journal.record(JournalEntry(.callsEnded, message, fields)) { entriesWritten += 1 }
     }
 }

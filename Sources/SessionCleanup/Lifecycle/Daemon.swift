@@ -487,7 +487,7 @@ public final class Daemon {
         journal.record(
             JournalEntry(
                 .journalIncomplete,
-                "The last stop run (\(runID)) could not journal \(dropped) entries; "
+                "The last stop run (\(runID)) could not journal \(HumanText.count(Int(dropped), "entry", plural: "entries")); "
                     + "session-cleanup report \(runID) shows every call",
                 [JournalField(.runID, runID), JournalField(.journalDropped, dropped)]))
     }

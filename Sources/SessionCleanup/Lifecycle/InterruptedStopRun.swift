@@ -56,7 +56,7 @@ enum InterruptedStopRun {
         journal.record(
             JournalEntry(
                 .stopRunInterrupted,
-                "The last stop run was cut off before it finished: \(unfinished.count) sessions had no outcome; "
+                "The last stop run was cut off before it finished: \(HumanText.count(unfinished.count, "session")) had no outcome; "
                     + "they are ended in the background once ready", [JournalField(.sessionsTotal, unfinished.count)]))
         return unfinished.count
     }

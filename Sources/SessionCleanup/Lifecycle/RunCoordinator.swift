@@ -79,7 +79,7 @@ final class RunCoordinator {
         if let request { wait(request) }
         journal.record(
             JournalEntry(
-                .runBegun, "Ending \(fresh.count) sessions in the background (\(kind.rawValue))",
+                .runBegun, "Ending \(HumanText.count(fresh.count, "session")) in the background (\(kind.rawValue))",
                 [
                     JournalField(.runID, run.id.description), JournalField(.runKind, kind.rawValue),
                     JournalField(.sessionsTotal, fresh.count), JournalField(.budgetUsec, budget.total.microseconds),

@@ -179,7 +179,7 @@ final class StoreCommitter {
             journal.record(
                 JournalEntry(
                     .storeRecovered,
-                    "Session store rewritten from memory with \(sessions) sessions"
+                    "Session store rewritten from memory with \(HumanText.count(sessions, "session"))"
                         + (recreated ? " into a state directory made again (it had been deleted)" : "")
                         + "; changes are saved again",
                     [JournalField(.sessionsTotal, sessions)]))
@@ -199,7 +199,7 @@ final class StoreCommitter {
             journal.record(
                 JournalEntry(
                     .storeCompacted,
-                    "Session store compacted: \(sessions) sessions, \(bytes) bytes in \(microseconds / 1000) ms",
+                    "Session store compacted: \(HumanText.count(sessions, "session")), \(bytes) bytes in \(microseconds / 1000) ms",
                     [
                         JournalField(.sessionsTotal, sessions),
                         JournalField(.durationUsec, microseconds),
@@ -224,7 +224,7 @@ final class StoreCommitter {
         journal.record(
             JournalEntry(
                 .storeLoaded,
-                "Session store loaded: \(report.sessionCount) sessions in \(report.durationMicroseconds / 1000) ms",
+                "Session store loaded: \(HumanText.count(report.sessionCount, "session")) in \(report.durationMicroseconds / 1000) ms",
                 [
                     JournalField(.sessionsTotal, report.sessionCount),
                     JournalField(.durationUsec, report.durationMicroseconds),
