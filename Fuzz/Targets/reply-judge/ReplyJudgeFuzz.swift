@@ -59,13 +59,28 @@ enum ReplyJudgeFuzz {
     }
 
     /// Foundation's reading: an object with `success` true or a non-zero integer, and the name
-    /// `success` written once (counted in the raw text; an escaped spelling counts too).
+    /// `success` written once (counted in the raw text where a `:` follows it, so a string value
+    /// `"success"` is not a name; an escaped spelling counts too).
     private static func oracleSaysSuccess(_ body: [UInt8]) -> Bool {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let value = object["success"] as? NSNumber
         else { return false }
         guard value.doubleValue != 0, value.doubleValue == value.doubleValue.rounded() else { return false }
-        let plain = Fuzz.occurrences(of: Array(#""success""#.utf8), in: body)
+        let plain = namesSpelledSuccess(in: body)
         return plain == 1 || (plain == 0 && body.contains(UInt8(ascii: "\\")))
+    }
+
+    /// How many times `"success"` stands in `body` as a member name: followed, after JSON
+    /// whitespace, by a `:`.
+    private static func namesSpelledSuccess(in body: [UInt8]) -> Int {
+        let name = Array(#""success""#.utf8)
+        guard body.count >= name.count else { return 0 }
+        var count = 0
+        for start in 0...(body.count - name.count) where body[start..<(start + name.count)].elementsEqual(name) {
+            var next = start + name.count
+            while next < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[next]) { next += 1 }
+            if next < body.count, body[next] == UInt8(ascii: ":") { count += 1 }
+        }
+        return count
     }
 }
