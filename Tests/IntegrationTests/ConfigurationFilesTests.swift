@@ -104,9 +104,14 @@ final class ConfigurationFilesTests: XCTestCase {
     func testCheckConfigFindsCAFilesThatAreMissingUnreadableOrNotPEMAndGroupsThatDoNotExist() throws {
         let scratch = try ScratchDirectory("host")
         let ca = try TestCertificateAuthority()
+        // Readable by everyone, so that the same problems are found whether or not this host has
+        // the service user (it has once the package is installed): only the contents are wrong.
+        for directory in [scratch.path, ca.directory.path] { XCTAssertEqual(chmod(directory, 0o755), 0) }
+        XCTAssertEqual(chmod(ca.caFile, 0o644), 0)
         let garbage = try scratch.write(
             "garbage.pem", "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")
         let key = try scratch.write("key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        for file in [garbage, key] { XCTAssertEqual(chmod(file, 0o644), 0) }
         let main = try scratch.write(
             "session-cleanup.conf",
             "[Control]\nSocketGroup=no-such-group-sc\n" + endpointWithCA(scratch.path + "/missing.pem")
