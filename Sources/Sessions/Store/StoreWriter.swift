@@ -50,7 +50,7 @@ final class StoreWriter: Sendable {
     private let snapshotQueue = DispatchQueue(label: "session-store.snapshot")
     /// The current log; only the log queue (and `init`, `close`) touch it. Nil once closed.
     private let log: Mutex<LogFile?>
-    private let inbox = Mutex<[Completion]>([])
+    private let inbox = PThreadLocked<[Completion]>([])
     /// A pipe: the writer puts a byte in whenever it posts, the owner empties it when it takes.
     private let wake: FileDescriptor
     private let wakeWriter: FileDescriptor
