@@ -17,6 +17,14 @@ final class StoreFaultTests: XCTestCase {
     }
 
     /// Registers `s` and waits for the answer: nil when durable, else the error.
+    /// The ids a fresh open of `dir` finds; the open must report no damage.
+    private func sessionsAfterACleanReopen(of dir: String) throws -> Set<SessionID> {
+        let (again, report) = try SessionStore.open(directory: dir)
+        defer { again.close() }
+        XCTAssertTrue(report.isClean, report.description)
+        return Set(again.allSessions.map(\.id))
+    }
+
     private func registerAndWait(_ s: Session, in store: SessionStore) throws -> StoreError? {
         var answer: StoreError??
         try store.register(s) { answer = .some($0) }
@@ -75,10 +83,7 @@ final class StoreFaultTests: XCTestCase {
         acknowledged.remove(ended)
         store.close()
 
-        let (again, report) = try SessionStore.open(directory: dir)
-        defer { again.close() }
-        XCTAssertTrue(report.isClean, report.description)
-        XCTAssertEqual(Set(again.allSessions.map(\.id)), acknowledged)
+        XCTAssertEqual(try sessionsAfterACleanReopen(of: dir), acknowledged)
         print(
             "StoreFault full disk: \(acknowledged.count) acknowledged and found after reopen, refused \(victim.id) while full"
         )
@@ -151,10 +156,7 @@ final class StoreFaultTests: XCTestCase {
                 return false
             }, "\(seen())")
         store.close()
-        let (again, report) = try SessionStore.open(directory: dir)
-        defer { again.close() }
-        XCTAssertTrue(report.isClean, report.description)
-        XCTAssertEqual(Set(again.allSessions.map(\.id)), acknowledged)
+        XCTAssertEqual(try sessionsAfterACleanReopen(of: dir), acknowledged)
         print(
             "StoreFault deleted directory: \(acknowledged.count) of \(acknowledged.count + refused) acknowledged, all found after reopen"
         )
