@@ -45,65 +45,8 @@ public final class CleanupRun {
         }
     }
 
-    /// What became of one session once all its calls are done: the daemon updates the store from it.
-    public struct SessionResult: Sendable {
-        /// The session.
-        public let id: SessionID
-        /// Ended at every endpoint.
-        public let ended: Bool
-        /// The endpoints it was ended at (all of them when `ended`).
-        public let endedEndpoints: [String]
-        /// The worst outcome among its calls (the last one when all ended).
-        public let outcome: CallOutcome
-        /// Requests made for it in this run.
-        public let attempts: Int
-    }
-
     /// Reported as each session's last call finishes.
     public typealias SessionFinished = (SessionResult) -> Void
-
-    private enum State {
-        case queued
-        case inFlight(TransferID)
-        case waitingToRetry(EventLoop.TimerID)
-        /// Waiting for the ``OriginGate`` to release it.
-        case parked
-        case done
-
-        var isParked: Bool {
-            if case .parked = self { return true }
-            return false
-        }
-    }
-
-    /// A call taken from the line (``nextCall()``) and not yet finished: in flight, waiting to
-    /// retry, parked, or queued again. Calls still in line and calls finished hold no state, so
-    /// a run's memory follows the calls under way, not the calls it has.
-    private struct Call {
-        /// Its place in the run's order of calls: tells a reused slot's calls apart.
-        let number: Int
-        let session: Int
-        let endSession: EndSessionCall
-        let endpointName: String
-        var state = State.queued
-        var attempts = 0
-        var firstStart: MonotonicInstant?
-        var lastCause = ""
-        var lastStatus: Int?
-        /// The last attempt could not connect (DNS, refused, unreachable).
-        var lastAttemptUnreachable = false
-        /// The running request's timeout was the budget's remainder, not the endpoint's own.
-        var timeoutIsBudget = false
-    }
-
-    /// A session with several endpoints, some of whose calls have finished.
-    private struct SessionProgress {
-        var callsLeft: Int
-        var allEnded = true
-        var worst: CallOutcome?
-        var attempts = 0
-        var endedEndpoints: [String] = []
-    }
 
     /// The run's id: every journal entry of the run carries it (`SESSION_CLEANUP_RUN_ID=`).
     public let id: RunID
@@ -111,34 +54,24 @@ public final class CleanupRun {
     public let kind: Kind
     /// The budget it runs in.
     public let budget: StopBudget
-    private let settings: Settings
-    private let transport: any HTTPTransport
-    private let loop: EventLoop
-    private let journal: any JournalSink
-    private let runJournal: RunJournal
+    let settings: Settings
+    let transport: any HTTPTransport
+    let loop: EventLoop
+    let journal: any JournalSink
+    let runJournal: RunJournal
     private let tokens: [String: String]
     private let sessions: [Session]
-    private let templates: [String: EndpointTemplate]
-    /// The last name looked up in `templates`: sessions mostly name the same endpoints.
-    private var lastTemplate: (name: String, template: EndpointTemplate?)?
-    /// Slots of the calls under way (by slot index: what the gate and the completions name).
-    private var calls: [Call] = []
-    private var freeSlots: [Int] = []
-    /// The line: the next call not yet taken is `sessions[lineSession].endpoints[lineEndpoint]`.
-    private var lineSession = 0
-    private var lineEndpoint = 0
-    private var callsTaken = 0
-    private var retryReady: [Int] = []
-    private var retryHead = 0
-    /// Sessions with several endpoints and some of their calls finished, by index.
-    private var progress: [Int: SessionProgress] = [:]
+    private let retryPolicy: RetryPolicy
+    /// The calls not yet taken.
+    var line: CallLine
+    /// The calls taken and not yet finished.
+    var calls = CallSlots()
+    /// Calls under way ready to go again (retries, released calls): served before the line.
+    var ready = ReadyCalls()
     private var gate = OriginGate()
-    private var inFlight = 0
-    private let callsTotal: Int
-    private var callsLeft = 0
-    private var callsNotEnded = 0
-    private var report: RunReport
-    private var finished = false
+    var inFlight = 0
+    var results: RunResults
+    var finished = false
     private var completion: ((RunReport) -> Void)?
     private var expiryTimer: EventLoop.TimerID?
     private var statusTimer: EventLoop.TimerID?
@@ -166,15 +99,12 @@ public final class CleanupRun {
         self.journal = journal
         self.tokens = tokens
         self.sessions = sessions
+        retryPolicy = RetryPolicy(maxAttempts: settings.maxAttempts, retryDelay: settings.retryDelay)
         runJournal = RunJournal(run: id, kind: kind, journal: journal, loop: loop)
-        report = RunReport(id: id, kind: kind, budget: budget.total)
+        results = RunResults(sessions: sessions, report: RunReport(id: id, kind: kind, budget: budget.total))
         var byName: [String: EndpointTemplate] = [:]
         for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
-        templates = byName
-        callsTotal = sessions.reduce(0) { $0 + $1.endpoints.count }
-        callsLeft = callsTotal
-        // One result per call: reserved once rather than grown by doubling (and copying).
-        report.calls.reserveCapacity(callsTotal)
+        line = CallLine(sessions: sessions, templates: byName)
     }
 
     /// Starts the run; `completion` runs once, when every call has an outcome.
@@ -183,15 +113,9 @@ public final class CleanupRun {
         budget.onExpiration { [weak self] reason in self?.expire(reason) }
         expiryTimer = loop.schedule(at: budget.deadline) { [budget] in budget.expireIfDue() }
         statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
-        // Calls that cannot be made end now; the line skips them (``callable(_:)``).
-        for (session, value) in sessions.enumerated() {
-            for name in value.endpoints {
-                guard let template = template(named: name) else {
-                    finish(session, name, nil, .failed(cause: "endpoint '\(name)' is not configured"))
-                    continue
-                }
-                if let cause = template.unavailable { finish(session, name, template, .failed(cause: cause)) }
-            }
+        // Calls that cannot be made end now; the line skips them.
+        line.forEachUncallable { session, name, template, cause in
+            finish(session, name, template, .failed(cause: cause))
         }
         pump()
         finishIfDone()
@@ -206,8 +130,7 @@ public final class CleanupRun {
         guard !finished else { return [] }
         finished = true
         runJournal.flush()
-        var attemptsBySession: [Int: Int] = [:]
-        for session in progress.keys { attemptsBySession[session] = 0 }
+        var attemptsUnderWay: [Int: Int] = [:]
         for index in calls.indices {
             switch calls[index].state {
             case .inFlight(let id): transport.cancel(id)
@@ -215,80 +138,24 @@ public final class CleanupRun {
             case .done: continue
             default: break
             }
-            attemptsBySession[calls[index].session, default: 0] += calls[index].attempts
+            attemptsUnderWay[calls[index].session, default: 0] += calls[index].attempts
             calls[index].state = .done
         }
         cancelTimers()
-        return attemptsBySession.keys.sorted().compactMap { index in
-            let done = progress[index] ?? SessionProgress(callsLeft: 0)
-            let attempts = done.attempts + (attemptsBySession[index] ?? 0)
-            guard !done.endedEndpoints.isEmpty || attempts > 0 else { return nil }
-            return SessionResult(
-                id: sessions[index].id, ended: false, endedEndpoints: done.endedEndpoints,
-                outcome: done.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
-                attempts: attempts)
-        }
-    }
-
-    // MARK: The line
-
-    private func template(named name: String) -> EndpointTemplate? {
-        if let lastTemplate, lastTemplate.name == name { return lastTemplate.template }
-        let template = templates[name]
-        lastTemplate = (name, template)
-        return template
-    }
-
-    /// The template of a call that can be made (configured, its credentials available).
-    private func callable(_ name: String) -> EndpointTemplate? {
-        guard let template = template(named: name), template.unavailable == nil else { return nil }
-        return template
-    }
-
-    /// The next call in line that can be made, as (session, endpoint name, template).
-    private func takeFromLine() -> (session: Int, name: String, template: EndpointTemplate)? {
-        while lineSession < sessions.count {
-            let endpoints = sessions[lineSession].endpoints
-            while lineEndpoint < endpoints.count {
-                let name = endpoints[lineEndpoint]
-                lineEndpoint += 1
-                if let template = callable(name) { return (lineSession, name, template) }
-            }
-            lineSession += 1
-            lineEndpoint = 0
-        }
-        return nil
-    }
-
-    /// Gives a call taken from the line a slot.
-    private func slot(for taken: (session: Int, name: String, template: EndpointTemplate)) -> Int {
-        let call = Call(
-            number: callsTaken, session: taken.session,
-            endSession: EndSessionCall(session: sessions[taken.session], template: taken.template),
-            endpointName: taken.name)
-        callsTaken += 1
-        if let free = freeSlots.popLast() {
-            calls[free] = call
-            return free
-        }
-        calls.append(call)
-        return calls.count - 1
+        return results.unfinished(attemptsUnderWay: attemptsUnderWay)
     }
 
     // MARK: Scheduling
 
-    /// The next call to try: a retry (or a released call) first, then the next in line.
-    private func nextCall() -> Int? {
-        if retryHead < retryReady.count {
-            let index = retryReady[retryHead]
-            retryHead += 1
-            if retryHead == retryReady.count {
-                retryReady.removeAll(keepingCapacity: true)
-                retryHead = 0
-            }
-            return index
-        }
-        return takeFromLine().map(slot(for:))
+    /// The next call to try: a retry (or a released call) first, then the next in line, given
+    /// a slot.
+    func nextCall() -> Int? {
+        if let index = ready.next() { return index }
+        guard let taken = line.take() else { return nil }
+        return calls.add(
+            session: taken.session,
+            endSession: EndSessionCall(session: sessions[taken.session], template: taken.template),
+            endpointName: taken.endpoint)
     }
 
     private func pump() {
@@ -303,24 +170,6 @@ public final class CleanupRun {
             case .go: start(index, endSession)
             case .park: calls[index].state = .parked
             case .refuse(let cause): finish(index, Self.notAttempted(endSession.origin, cause))
-            }
-        }
-    }
-
-    /// Too little budget is left: the current call and every call still waiting its turn end
-    /// now, including calls a finishing probe releases meanwhile.
-    private func refuseRemaining(_ current: Int) {
-        let reason = "less than \(budget.minimumRequest.humanReadable) of the budget was left"
-        var next: Int? = current
-        while let index = next {
-            if case .queued = calls[index].state {
-                finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
-            }
-            if retryHead < retryReady.count {
-                next = nextCall()
-            } else {
-                finishLine(.notStarted(reason: reason))
-                next = nil
             }
         }
     }
@@ -384,29 +233,24 @@ public final class CleanupRun {
 
     private func retryOrGiveUp(_ index: Int, notBefore: Duration?) {
         let attempts = calls[index].attempts
-        var delay = settings.retryDelay * (1 << min(attempts - 1, 16))
-        delay = delay / 2 + delay / 2 * Double.random(in: 0...1, using: &random)
-        if let notBefore, notBefore > delay { delay = notBefore }
-        let canRetry =
-            attempts < settings.maxAttempts && budget.expiry == nil
-            && budget.timeRemaining - delay >= budget.minimumRequest
-        guard canRetry else {
-            let cause = calls[index].lastCause
-            let outcome: CallOutcome =
-                calls[index].lastStatus.map { .rejected(status: $0, reason: "\(cause) after \(attempts) attempts") }
-                ?? .failed(cause: attempts > 1 ? "\(cause) (after \(attempts) attempts)" : cause)
-            finish(index, outcome)
-            return
+        let jitter = Double.random(in: 0...1, using: &random)
+        switch retryPolicy.decide(attempts: attempts, notBefore: notBefore, jitter: jitter, budget: budget) {
+        case .giveUp:
+            finish(
+                index,
+                RetryPolicy.outcomeOfGivingUp(
+                    cause: calls[index].lastCause, status: calls[index].lastStatus, attempts: attempts))
+        case .retry(let delay):
+            let number = calls[index].number
+            calls[index].state = .waitingToRetry(
+                loop.schedule(after: delay) { [weak self] in self?.retryNow(index, number) })
         }
-        let number = calls[index].number
-        calls[index].state = .waitingToRetry(
-            loop.schedule(after: delay) { [weak self] in self?.retryNow(index, number) })
     }
 
     private func retryNow(_ index: Int, _ number: Int) {
         guard !finished, calls[index].number == number, case .waitingToRetry = calls[index].state else { return }
         calls[index].state = .queued
-        retryReady.append(index)
+        ready.append(index)
         pump()
         finishIfDone()
     }
@@ -419,7 +263,7 @@ public final class CleanupRun {
     private func release(_ parked: [Int]) {
         for index in parked where calls[index].state.isParked {
             calls[index].state = .queued
-            retryReady.append(index)
+            ready.append(index)
         }
     }
 
@@ -427,65 +271,11 @@ public final class CleanupRun {
         .failed(cause: "not attempted: \(origin) is unreachable (\(cause))")
     }
 
-    // MARK: Expiry
-
-    private func expire(_ reason: StopBudget.ExpiryReason) {
-        guard !finished else { return }
-        report.expiry = reason
-        journal.record(
-            JournalEntry(
-                .expired,
-                "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(callsTotal) calls unfinished: "
-                    + "cancelling what is in flight",
-                runJournal.runFields + [
-                    JournalField(.budgetUsec, budget.total.microseconds),
-                    JournalField(
-                        .timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
-                ]))
-        // In the run's order of calls: those under way (taken in that order), then the line.
-        let underWay = calls.indices.filter { !Self.isDone(calls[$0].state) }.sorted {
-            calls[$0].number < calls[$1].number
-        }
-        for index in underWay {
-            switch calls[index].state {
-            case .inFlight(let id):
-                // Recorded first: the cancelled completion then finds the call done and is ignored.
-                finish(index, .expired)
-                inFlight -= 1
-                transport.cancel(id)
-            case .waitingToRetry(let timer):
-                loop.cancel(timer)
-                finish(index, .expired)
-            case .queued, .parked:
-                finish(
-                    index,
-                    calls[index].attempts > 0
-                        ? .expired : .notStarted(reason: "the budget expired (\(reason.rawValue))"))
-            case .done:
-                break
-            }
-        }
-        finishLine(.notStarted(reason: "the budget expired (\(reason.rawValue))"))
-        finishIfDone()
-    }
-
-    private static func isDone(_ state: State) -> Bool {
-        if case .done = state { return true }
-        return false
-    }
-
-    /// Every call still in line ends with `outcome`, untried.
-    private func finishLine(_ outcome: CallOutcome) {
-        while let taken = takeFromLine() { finish(taken.session, taken.name, taken.template, outcome) }
-    }
-
     // MARK: Outcomes
 
     /// A call under way has its outcome: its slot is freed.
-    private func finish(_ index: Int, _ outcome: CallOutcome) {
-        if case .done = calls[index].state { return }
-        calls[index].state = .done
-        freeSlots.append(index)
+    func finish(_ index: Int, _ outcome: CallOutcome) {
+        guard calls.finish(index) else { return }
         let call = calls[index]
         let duration = call.firstStart.map { loop.clock.now().duration(since: $0) } ?? .zero
         record(
@@ -493,7 +283,7 @@ public final class CleanupRun {
             duration: duration)
         // Every call's end passes here, so a probe's end releases or fails what it held back,
         // whatever the outcome; the caller pumps. (At expiry, the expiry records every call.)
-        if report.expiry == nil {
+        if results.report.expiry == nil {
             let origin = call.endSession.origin
             var unreachable = false
             if case .failed = outcome { unreachable = call.lastAttemptUnreachable }
@@ -506,7 +296,7 @@ public final class CleanupRun {
     }
 
     /// A call never taken from the line has its outcome.
-    private func finish(_ session: Int, _ name: String, _ template: EndpointTemplate?, _ outcome: CallOutcome) {
+    func finish(_ session: Int, _ name: String, _ template: EndpointTemplate?, _ outcome: CallOutcome) {
         record(session, name, template, outcome, attempts: 0, duration: .zero)
     }
 
@@ -514,59 +304,25 @@ public final class CleanupRun {
         _ index: Int, _ endpoint: String, _ template: EndpointTemplate?, _ outcome: CallOutcome, attempts: Int,
         duration: Duration
     ) {
-        callsLeft -= 1
+        let sessionFinished = results.record(index, endpoint, outcome, attempts: attempts, duration: duration)
         let session = sessions[index]
-        report.calls.append(
-            RunReport.CallResult(
-                sessionID: session.id, ownerUID: session.ownerUID, endpoint: endpoint, outcome: outcome,
-                attempts: attempts, duration: duration))
         runJournal.callFinished(
             session: session.id, label: session.label, endpoint: endpoint, url: template?.redactedURL,
             outcome: outcome, attempts: attempts, duration: duration)
-        let ended = outcome.isEnded
-        if !ended { callsNotEnded += 1 }
-        guard session.endpoints.count > 1 else {
-            sessionFinished(index, allEnded: ended, endedEndpoints: ended ? session.endpoints : [], outcome, attempts)
-            return
-        }
-        var done = progress.removeValue(forKey: index) ?? SessionProgress(callsLeft: session.endpoints.count)
-        done.callsLeft -= 1
-        done.attempts += attempts
-        if ended {
-            done.endedEndpoints.append(endpoint)
-        } else {
-            done.allEnded = false
-            done.worst = outcome
-        }
-        guard done.callsLeft == 0 else {
-            progress[index] = done
-            return
-        }
-        sessionFinished(
-            index, allEnded: done.allEnded, endedEndpoints: done.endedEndpoints, done.worst ?? outcome, done.attempts)
+        if let sessionFinished { onSessionFinished?(sessionFinished) }
     }
 
-    private func sessionFinished(
-        _ index: Int, allEnded: Bool, endedEndpoints: [String], _ outcome: CallOutcome, _ attempts: Int
-    ) {
-        if allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
-        onSessionFinished?(
-            SessionResult(
-                id: sessions[index].id, ended: allEnded, endedEndpoints: endedEndpoints, outcome: outcome,
-                attempts: attempts))
-    }
-
-    private func finishIfDone() {
-        guard !finished, callsLeft == 0 else { return }
+    func finishIfDone() {
+        guard !finished, results.callsLeft == 0 else { return }
         finished = true
         cancelTimers()
-        report.duration = budget.elapsed
-        runJournal.summarise(report)
-        report.journalEntries = runJournal.entriesWritten
-        report.journalDropped = runJournal.entriesDropped
+        results.report.duration = budget.elapsed
+        runJournal.summarise(results.report)
+        results.report.journalEntries = runJournal.entriesWritten
+        results.report.journalDropped = runJournal.entriesDropped
         let completion = self.completion
         self.completion = nil
-        completion?(report)
+        completion?(results.report)
     }
 
     private func cancelTimers() {
@@ -580,8 +336,7 @@ public final class CleanupRun {
 
     /// `Ending sessions: 812/1000 ended, 3 failed, 6.2 s left`.
     public var progressText: String {
-        let failed = callsNotEnded
-        return "Ending sessions: \(report.sessionsEnded)/\(sessions.count) ended, \(failed) failed, "
+        "Ending sessions: \(results.report.sessionsEnded)/\(sessions.count) ended, \(results.callsNotEnded) failed, "
             + "\(budget.timeRemaining.humanReadable) left"
     }
 
