@@ -201,6 +201,38 @@ final class HTTPEngineTests: XCTestCase {
         assertIdle(engine)
     }
 
+    /// A failure inside libcurl's socket callback (the loop could not watch a socket: the
+    /// kernel's ENOSPC at `max_user_watches`) reaches ``HTTPEngine/onInternalError`` — it was once
+    /// kept in a property nobody read — and the transfer ends at once, failed: libcurl gives up
+    /// on every transfer then and reports none done (it once stayed active for ever). The engine
+    /// works again afterwards.
+    func testASocketTheLoopCannotWatchIsReportedAsAnInternalErrorAndTheTransferStillEnds() throws {
+        let engine = try makeEngine()
+        var errors: [HTTPEngineError] = []
+        engine.onInternalError = { errors.append($0) }
+        loop.refusesRegistrations = ENOSPC
+        let completions = Completions()
+        try engine.start(request("/json", timeout: .seconds(5))) { completions.add($0) }
+        try run(for: .seconds(4)) { completions.count == 1 }
+        loop.refusesRegistrations = nil
+        let result = try XCTUnwrap(
+            completions.results.first, "stranded: \(engine.activeCount) active, errors \(errors)")
+        XCTAssertNotNil(result.failure, "no reply can arrive on a socket nobody watches: \(result)")
+        XCTAssertLessThan(seconds(result.duration), 2.5, "ended by the failure, not by its 5 s timeout: \(result)")
+        XCTAssertEqual(result.failure?.kind, .other, "\(result)")
+        let texts = errors.map { "\($0)" }
+        XCTAssertTrue(texts.contains { $0.contains("watch socket") && $0.contains("epoll_ctl") }, "\(texts)")
+        XCTAssertTrue(texts.allSatisfy { !$0.contains("/json") }, "no path in an engine error: \(texts)")
+        print("engine errors for a socket the loop could not watch: \(texts); the transfer: \(result)")
+        XCTAssertEqual(engine.activeCount, 0)
+        XCTAssertFalse(engine.hasScheduledTimer, "nothing left waiting for a timer")
+        // libcurl takes transfers again once the loop can watch. (Its connection may then stay
+        // watched while idle: libcurl's record of what it asked for is off after the failure.)
+        XCTAssertEqual(try fetch(engine, request("/json")).status, 200)
+        XCTAssertEqual(try fetch(engine, request("/json")).status, 200)
+        XCTAssertEqual(engine.activeCount, 0)
+    }
+
     func testTimeoutIsHonouredToTheMillisecond() throws {
         let engine = try makeEngine()
         let started = loop.clock.now()

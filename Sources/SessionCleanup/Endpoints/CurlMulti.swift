@@ -25,9 +25,12 @@ final class CurlMulti {
     /// still in the multi handle; ``remove(_:)`` it.
     var onFinished: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
     /// Runs when libcurl or the loop failed inside a callback or `curl_multi_socket_action`
-    /// (they cannot throw). The transfers it affected still finish, by their timeout at the
-    /// latest.
+    /// (they cannot throw); ``onAbandoned`` follows.
     var onInternalError: (HTTPEngineError) -> Void = { _ in }
+    /// Runs after `curl_multi_socket_action` failed: libcurl has then failed every transfer it
+    /// holds without reporting any of them done (its multi handle is "dead" until they are all
+    /// removed), so the owner must end and ``remove(_:)`` each one itself.
+    var onAbandoned: () -> Void = {}
     /// Runs after every `curl_multi_socket_action` and the completions it reported.
     var onActionDone: () -> Void = {}
 
@@ -126,7 +129,7 @@ final class CurlMulti {
             }
             return 0
         } catch {
-            // libcurl fails the transfers on this socket (CURLM_ABORTED_BY_CALLBACK).
+            // libcurl then fails every transfer (CURLM_ABORTED_BY_CALLBACK): see onAbandoned.
             onInternalError(HTTPEngineError("watch socket", detail: "\(error)"))
             return -1
         }
@@ -191,6 +194,7 @@ final class CurlMulti {
         while ccurl_multi_next_done(multi, &easy, &code) != 0 {
             if let easy { onFinished(easy, code) }
         }
+        if rc != CURLM_OK { onAbandoned() }
         onActionDone()
     }
 

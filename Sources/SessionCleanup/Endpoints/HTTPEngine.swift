@@ -88,8 +88,8 @@ public final class HTTPEngine {
     private var multiplexing: MultiplexPlanner
 
     /// Runs on the loop's thread when a libcurl callback or `curl_multi_socket_action` failed
-    /// (they cannot throw), with what failed. The transfers it affected still complete, by
-    /// their timeout at the latest. The daemon journals it.
+    /// (they cannot throw), with what failed. libcurl then gives up on every transfer it holds;
+    /// they complete at once, failed. The daemon journals it.
     public var onInternalError: ((HTTPEngineError) -> Void)?
 
     /// Creates an engine that runs its transfers in `loop` within `limits`.
@@ -115,6 +115,7 @@ public final class HTTPEngine {
         multiplexing = MultiplexPlanner(streamsPerConnection: limits.maxStreamsPerConnection)
         multi.onFinished = { [unowned self] easy, code in self.libcurlFinished(easy, code) }
         multi.onInternalError = { [unowned self] error in self.onInternalError?(error) }
+        multi.onAbandoned = { [unowned self] in self.libcurlAbandonedEveryTransfer() }
         multi.onActionDone = { [unowned self] in
             if !self.multiplexing.awaited.isEmpty { self.checkAwaitedConnections() }
         }
@@ -314,6 +315,20 @@ public final class HTTPEngine {
         let version = TransferOutcome.httpVersion(of: easy)
         let outcome = TransferOutcome.of(transfer, code: code, request: entry.request, origin: entry.origin)
         finish(tag, outcome, reusedConnection: connects == 0 && port > 0, httpVersion: version)
+    }
+
+    /// libcurl failed every transfer it held after an internal failure and reports none of them
+    /// done: each ends here, so none waits for a completion that never comes. With none left in
+    /// it, libcurl takes new transfers again.
+    private func libcurlAbandonedEveryTransfer() {
+        for tag in transfers.keys.sorted() {
+            // A completion run by an earlier `finish` may have ended or started others.
+            guard let entry = transfers[tag], entry.handle != nil else { continue }
+            let failure = TransportFailure(
+                kind: .other, peer: entry.origin.peer,
+                detail: "libcurl gave up on every transfer after an internal failure of the engine")
+            finish(tag, .failure(failure))
+        }
     }
 
     /// Ends a transfer wherever it is (waiting or running), frees its slot, and runs its

@@ -380,12 +380,12 @@ extension JournalEvent {
         and restart the unit.
         """)
 
-    /// libcurl reported a failure inside the engine (its transfers still end, by their timeout).
+    /// libcurl reported a failure inside the engine (the calls under way end at once, failed).
     public static let engineError = JournalEvent(
         "engine-error", id: "5b642d8f93b5406eaf0d3ab8b5ba24a8", .warning, subject: "HTTP engine failure",
         """
         A libcurl callback or curl_multi_socket_action failed inside the HTTP engine: @ERROR@
-        The calls it affected still end, by their timeout at the latest, and are recorded. The
+        libcurl then fails every call under way; they end at once, failed, and are recorded. The
         first ten failures of an engine are journaled, then one note that more are not.
         """)
 

@@ -59,6 +59,12 @@ public final class EventLoop {
     /// Counts `epoll_wait` returns, so benchmarks and tests can see wake-ups.
     public private(set) var wakeUps: UInt64 = 0
 
+    /// For tests: while set, every registration (``watch(_:readable:writable:handler:)``,
+    /// ``update(_:readable:writable:)``) fails with this errno, as `epoll_ctl` does when the
+    /// kernel is out of memory or the user's `max_user_watches` is reached — failures no test
+    /// can bring about for real without changing a system-wide limit.
+    var refusesRegistrations: Int32?
+
     /// Creates a loop on `clock`.
     public init(clock: any MonotonicClock = SystemMonotonicClock()) throws {
         self.clock = clock
@@ -96,6 +102,9 @@ public final class EventLoop {
     /// own, and its number may come back as a new descriptor; so MOD falls back to ADD on
     /// ENOENT, and ADD to MOD on EEXIST.
     private func control(_ fd: Int32, _ id: UInt32, _ mask: UInt32, known: Bool) throws {
+        if let refusesRegistrations {
+            throw SystemCallError("epoll_ctl", "descriptor \(fd)", errno: refusesRegistrations)
+        }
         var event = epoll_event()
         event.events = mask
         event.data.u64 = UInt64(id) << 32 | UInt64(UInt32(bitPattern: fd))

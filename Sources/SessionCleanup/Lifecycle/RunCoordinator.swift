@@ -210,14 +210,14 @@ final class RunCoordinator {
     }
 
     /// Journals an engine-internal failure (a libcurl callback or `curl_multi_socket_action`
-    /// that failed; its transfers still end, by their timeout at the latest): the first ten of
-    /// an engine, then one note that further ones are not journaled.
+    /// that failed; libcurl's transfers then end at once, failed): the first ten of an engine,
+    /// then one note that further ones are not journaled.
     private func engineFailedInternally(_ error: HTTPEngineError) {
         engineErrors += 1
         guard engineErrors <= 11 else { return }
         let text =
             engineErrors <= 10
-            ? "HTTP engine failure: \(error); the calls it affected end by their timeout at the latest"
+            ? "HTTP engine failure: \(error); the calls under way failed with it"
             : "HTTP engine failures continue; no more are journaled until the engine is rebuilt"
         journal.record(
             JournalEntry(.engineError, text, [JournalField(.error, "\(error)")]))
