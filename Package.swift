@@ -73,7 +73,8 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SessionCleanup", "Sessions"],
+            // CCurl: the shim's test hook (which reply buffers it freed, and whether wiped).
+            dependencies: ["SessionCleanup", "Sessions", "CCurl"],
             swiftSettings: strict
         ),
     ]

@@ -33,6 +33,18 @@ static void wipe(void *bytes, size_t length) {
     if (bytes != NULL && length > 0) explicit_bzero(bytes, length);
 }
 
+static void (*reply_free_observer)(const uint8_t *bytes, size_t used);
+
+void ccurl_set_reply_free_observer(void (*observer)(const uint8_t *bytes, size_t used)) {
+    reply_free_observer = observer;
+}
+
+/* Frees a reply buffer whose first `used` bytes held reply data (wiped already). */
+static void free_reply(uint8_t *body, size_t used) {
+    if (body != NULL && reply_free_observer != NULL) reply_free_observer(body, used);
+    free(body);
+}
+
 static void free_headers(struct curl_slist *headers) {
     for (struct curl_slist *item = headers; item != NULL; item = item->next)
         if (item->data != NULL) wipe(item->data, strlen(item->data));
@@ -63,7 +75,7 @@ static size_t on_body(char *data, size_t size, size_t count, void *userp) {
             if (t->body != NULL) {
                 memcpy(grown, t->body, t->body_length);
                 wipe(t->body, t->body_length);
-                free(t->body);
+                free_reply(t->body, t->body_length);
             }
             t->body = grown;
             t->body_capacity = capacity;
@@ -186,7 +198,7 @@ void ccurl_transfer_free(ccurl_transfer *t) {
     ccurl_transfer_release(t);
     ccurl_api.easy_cleanup(t->easy);
     wipe(t->body, t->body_capacity);
-    free(t->body);
+    free_reply(t->body, t->body_capacity);
     free(t);
 }
 
@@ -268,7 +280,7 @@ void ccurl_transfer_release(ccurl_transfer *t) {
     t->has_body = 0;
     wipe(t->body, t->body_length);
     if (t->body_capacity > RETAINED_BODY_BYTES) {
-        free(t->body);
+        free_reply(t->body, t->body_length);
         t->body = NULL;
         t->body_capacity = 0;
     }

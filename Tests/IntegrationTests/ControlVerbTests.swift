@@ -110,6 +110,44 @@ final class ControlVerbTests: XCTestCase {
         XCTAssertEqual(items[1]["last_outcome"] as? String, "failed")
     }
 
+    /// `list` names an owner whose password entry is longer than any first guess at its size:
+    /// `getpwuid_r` says ERANGE and the buffer grows, and the name is read while that buffer
+    /// lives (it was once a fixed 4 KiB buffer read after the call, and root was listed as `0`).
+    /// Root's entry gets a 16 KiB comment in a private mount namespace of the CLI's own.
+    func testAnOwnerWhosePasswordEntryIsLongerThanAnyFirstBufferIsListedByName() throws {
+        guard getuid() == 0 else { throw TestSetupError("needs root: unshare --mount and a bind mount") }
+        let comment = String(repeating: "a long comment ", count: 1100)
+        let entries = try String(contentsOfFile: "/etc/passwd", encoding: .utf8).split(separator: "\n").map {
+            line -> String in
+            var fields = line.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 7, fields[2] == "0" else { return String(line) }
+            fields[4] = comment
+            return fields.joined(separator: ":")
+        }
+        XCTAssertTrue(entries.contains { $0.contains(comment) }, "no uid 0 in /etc/passwd")
+        let passwd = try scratch.write("passwd", entries.joined(separator: "\n") + "\n")
+        handler.listed = [
+            ControlSessionInfo(
+                id: "0123456789abcdef", label: nil, endpoints: ["auth"], ownerUID: 0,
+                registeredAt: wallClockMicroseconds(), ageSeconds: 1, attempts: 0, lastOutcome: nil)
+        ]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = [
+            "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+            #"mount --bind "$0" /etc/passwd && exec "$@""#, passwd, BuiltBinary.path, "list", "--socket", socketPath,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        let row = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("0123456789abcdef") }, text)
+        XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first, "root", text)
+    }
+
     /// The Python client of docs/control-protocol.md, as printed there, against the real server.
     func testTheDocumentedPythonClientWorks() throws {
         guard

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 import Glibc
 import XCTest
@@ -10,6 +11,10 @@ private final class Completions {
     var count: Int { results.count }
     func add(_ result: HTTPResult) { results.append(result) }
 }
+
+/// Every reply buffer the shim freed: how many bytes of it held reply data, and how many of those
+/// were not zero (set only by the wipe test, while no other transfer runs in this process).
+nonisolated(unsafe) private var freedReplyBuffers: [(used: Int, notZero: Int)] = []
 
 final class HTTPEngineTests: XCTestCase {
     private var loop: EventLoop!
@@ -169,6 +174,34 @@ final class HTTPEngineTests: XCTestCase {
         assertIdle(engine)
         // The connection was cut, not drained; the engine still works.
         XCTAssertEqual(try fetch(engine, request("/json")).status, 200)
+    }
+
+    /// A reply larger than the buffer a pooled transfer keeps (16 KiB) is wiped before its buffer
+    /// is freed, like the smaller ones before reuse (it was once freed unwiped), and so is every
+    /// smaller buffer it outgrew on the way.
+    func testAReplyTooLargeToKeepIsWipedBeforeItsBufferIsFreed() throws {
+        let engine = try makeEngine()
+        freedReplyBuffers = []
+        ccurl_set_reply_free_observer { bytes, used in
+            guard let bytes else { return }
+            let notZero = UnsafeBufferPointer(start: bytes, count: used).reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
+            freedReplyBuffers.append((used, notZero))
+        }
+        defer { ccurl_set_reply_free_observer(nil) }
+        var big = request("/big/100000")
+        big.maxReplyBytes = 200_000
+        guard case .response(200, let body, false, _) = try fetch(engine, big).outcome else { return XCTFail() }
+        XCTAssertEqual(body.count, 100_000)
+        XCTAssertTrue(body.allSatisfy { $0 == UInt8(ascii: "x") })
+        let freed = freedReplyBuffers
+        XCTAssertTrue(freed.contains { $0.used == 100_000 }, "the 100,000-byte reply's buffer was freed: \(freed)")
+        XCTAssertGreaterThan(freed.count, 1, "buffers outgrown on the way were freed too: \(freed)")
+        for buffer in freed {
+            XCTAssertEqual(
+                buffer.notZero, 0, "a freed buffer still held \(buffer.notZero) of \(buffer.used) reply bytes")
+        }
+        print("reply buffers freed (bytes of reply in each): \(freed.map(\.used))")
+        assertIdle(engine)
     }
 
     func testSmallCapTruncatesAndZeroCapKeepsNothing() throws {

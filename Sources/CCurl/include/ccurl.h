@@ -174,4 +174,10 @@ const char *ccurl_transfer_error_text(const ccurl_transfer *t);
  * clear them. */
 void ccurl_transfer_release(ccurl_transfer *t);
 
+/* For tests: `observer` is called with every reply buffer just before it is freed (grown,
+ * released beyond the retained size, or freed with its transfer) and the number of its bytes
+ * that held reply data, which must be zero by then. NULL (the default) calls nothing. Not
+ * thread-safe: set it while no transfer runs. */
+void ccurl_set_reply_free_observer(void (*observer)(const uint8_t *bytes, size_t used));
+
 #endif

@@ -131,6 +131,14 @@ package final class SessionStore {
     /// True while changes are staged or being written.
     package var hasUnsavedChanges: Bool { inFlight != nil || !stagedRuns.isEmpty || !stagedClients.isEmpty }
 
+    /// For tests: holds the writer's commits (`log`) and/or compactions (`snapshots`), as a disk
+    /// whose fdatasync takes that long would, until ``releaseWriter(log:snapshots:)`` with the
+    /// same arguments, which must come before ``close()``.
+    package func holdWriter(log: Bool, snapshots: Bool) { writer.hold(log: log, snapshots: snapshots) }
+
+    /// Lets the writer go on after ``holdWriter(log:snapshots:)``.
+    package func releaseWriter(log: Bool, snapshots: Bool) { writer.release(log: log, snapshots: snapshots) }
+
     /// Readable when the writer has results for ``processCompletions()``.
     package var completionDescriptor: Int32 { writer.wakeDescriptor }
 

@@ -160,6 +160,20 @@ final class StoreWriter: Sendable {
         }
     }
 
+    /// For tests: holds the log queue (commits) and/or the snapshot queue (compactions, rewrites):
+    /// what is handed to them waits, as behind a disk whose fdatasync takes that long, until
+    /// ``release(log:snapshots:)`` with the same arguments (before ``close()``).
+    func hold(log: Bool, snapshots: Bool) {
+        if log { logQueue.suspend() }
+        if snapshots { snapshotQueue.suspend() }
+    }
+
+    /// Lets a queue ``hold(log:snapshots:)`` held go on.
+    func release(log: Bool, snapshots: Bool) {
+        if log { logQueue.resume() }
+        if snapshots { snapshotQueue.resume() }
+    }
+
     /// Stops a snapshot being written at its next piece and waits for all queued work.
     func close() {
         closing.store(true, ordering: .relaxed)
