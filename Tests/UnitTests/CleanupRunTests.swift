@@ -141,6 +141,33 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(order, Array(0..<40), "sessions are called in the order given")
     }
 
+    func testEachOriginKeepsToItsQuotaOfTheCallsInFlightWhileTheRunKeepsItsConcurrency() throws {
+        // 60 sessions on 3 origins in turn, 6 in flight: a quota of ⌈6 × 20/60⌉ = 2 per origin.
+        // Origins answer in bursts (everything one has in flight, then the next), so in line
+        // order the calls in flight would pile up on the origins that did not answer (each rise
+        // a new connection).
+        let hosts = ["127.0.0.1:8001", "127.0.0.1:8002", "127.0.0.1:8003"]
+        let sessions = (0..<60).map { session("s-\($0)-", ["o\($0 % 3)"]) }
+        begin(makeRun(sessions, endpoints: hosts.indices.map { endpoint("o\($0)", host: hosts[$0]) }, maxConcurrent: 6))
+        var turn = 0
+        while report == nil {
+            let inFlight = hosts.map { host in transport.pending.filter { $0.request.url.contains(host) }.count }
+            let startedPerOrigin = hosts.map { host in transport.started.filter { $0.url.contains(host) }.count }
+            if startedPerOrigin.allSatisfy({ $0 < 20 }) {
+                XCTAssertLessThanOrEqual(inFlight.max() ?? 0, 2, "every origin has calls to start: each keeps to 2")
+            }
+            if transport.started.count < 60 {
+                XCTAssertEqual(transport.pending.count, 6, "the run keeps its concurrency while calls are left")
+            }
+            turn = inFlight[turn % 3] > 0 ? turn : turn + 1
+            if inFlight[turn % 3] > 0 {
+                XCTAssertTrue(transport.complete(matching: hosts[turn % 3], with: FakeTransport.reply(200)))
+            }
+        }
+        XCTAssertEqual(report?.sessionsEnded, 60)
+        XCTAssertEqual(transport.maxInFlight, 6)
+    }
+
     func testServerErrorIsRetriedWithBackoffThenEnds() throws {
         let flaky = session("flaky")
         begin(makeRun([flaky]))

@@ -20,9 +20,9 @@ final class EndpointTransportSettingsTests: XCTestCase {
         }
     }
 
-    func testDefaultsAreAutomaticHTTPAndNoProxy() throws {
+    func testDefaultsAreHTTP11AndNoProxy() throws {
         let auth = try endpoint("")
-        XCTAssertEqual(auth.httpVersion, .automatic)
+        XCTAssertEqual(auth.httpVersion, .http1_1, "HTTP/2 is opt-in: HTTPVersion=auto")
         XCTAssertNil(auth.proxy)
         XCTAssertEqual(auth.noProxy, "")
         XCTAssertNil(auth.maxConnectionsPerHost)
@@ -44,7 +44,8 @@ final class EndpointTransportSettingsTests: XCTestCase {
         XCTAssertEqual(auth.noProxy, "internal.example,10.0.0.0/8")
         XCTAssertEqual(auth.proxyCredential, "proxy-login")
         XCTAssertEqual(auth.maxConnectionsPerHost, 8)
-        for value in ["auto", "2"] { XCTAssertNotNil(try? endpoint("HTTPVersion=\(value)\n")) }
+        XCTAssertEqual(try endpoint("HTTPVersion=auto\n").httpVersion, .automatic)
+        XCTAssertEqual(try endpoint("HTTPVersion=2\n").httpVersion, .http2)
         for value in ["http://p.example:3128", "https://p.example", "HTTP://p.example:3128/"] {
             XCTAssertNotNil(try? endpoint("Proxy=\(value)\n"), value)
         }

@@ -37,6 +37,8 @@ struct CallUnderWay {
     let endSession: EndSessionCall
     /// The endpoint's name.
     let endpointName: String
+    /// Its origin's number in the line's quotas (``CallLine/Call/origin``).
+    let origin: Int?
     var state = CallState.queued
     /// Requests made so far.
     var attempts = 0
@@ -62,8 +64,9 @@ struct CallSlots {
     private(set) var taken = 0
 
     /// Gives a call a slot (a freed one if there is one) and the next number; returns the slot.
-    mutating func add(session: Int, endSession: EndSessionCall, endpointName: String) -> Int {
-        let call = CallUnderWay(number: taken, session: session, endSession: endSession, endpointName: endpointName)
+    mutating func add(session: Int, endSession: EndSessionCall, endpointName: String, origin: Int? = nil) -> Int {
+        let call = CallUnderWay(
+            number: taken, session: session, endSession: endSession, endpointName: endpointName, origin: origin)
         taken += 1
         if let slot = free.popLast() {
             calls[slot] = call

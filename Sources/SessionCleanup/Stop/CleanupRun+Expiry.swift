@@ -24,6 +24,7 @@ extension CleanupRun {
                 // Recorded first: the cancelled completion then finds the call done and is ignored.
                 finish(index, .expired)
                 inFlight -= 1
+                if let origin = calls[index].origin { line.stopped(origin) }
                 transport.cancel(id)
             case .waitingToRetry(let timer):
                 loop.cancel(timer)
@@ -61,6 +62,6 @@ extension CleanupRun {
 
     /// Every call still in line ends with `outcome`, untried.
     func finishLine(_ outcome: CallOutcome) {
-        while let taken = line.take() { finish(taken.session, taken.endpoint, taken.template, outcome) }
+        while let taken = line.takeUntried() { finish(taken.session, taken.endpoint, taken.template, outcome) }
     }
 }

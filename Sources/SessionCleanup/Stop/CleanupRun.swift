@@ -104,7 +104,7 @@ public final class CleanupRun {
         results = RunResults(sessions: sessions, report: RunReport(id: id, kind: kind, budget: budget.total))
         var byName: [String: EndpointTemplate] = [:]
         for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
-        line = CallLine(sessions: sessions, templates: byName)
+        line = CallLine(sessions: sessions, templates: byName, concurrency: settings.maxConcurrent)
     }
 
     /// Starts the run; `completion` runs once, when every call has an outcome.
@@ -114,7 +114,7 @@ public final class CleanupRun {
         expiryTimer = loop.schedule(at: budget.deadline) { [budget] in budget.expireIfDue() }
         statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
         // Calls that cannot be made end now; the line skips them.
-        line.forEachUncallable { session, name, template, cause in
+        line.prepare { session, name, template, cause in
             finish(session, name, template, .failed(cause: cause))
         }
         pump()
@@ -155,7 +155,7 @@ public final class CleanupRun {
         return calls.add(
             session: taken.session,
             endSession: EndSessionCall(session: sessions[taken.session], template: taken.template),
-            endpointName: taken.endpoint)
+            endpointName: taken.endpoint, origin: taken.origin)
     }
 
     private func pump() {
@@ -191,6 +191,7 @@ public final class CleanupRun {
             calls[index].attempts += 1
             if calls[index].firstStart == nil { calls[index].firstStart = loop.clock.now() }
             inFlight += 1
+            if let origin = calls[index].origin { line.started(origin) }
         } catch {
             finish(index, .failed(cause: "could not start the request: \(error)"))
         }
@@ -201,6 +202,7 @@ public final class CleanupRun {
     private func completed(_ index: Int, _ number: Int, _ result: HTTPResult) {
         guard !finished, calls[index].number == number, case .inFlight = calls[index].state else { return }
         inFlight -= 1
+        if let origin = calls[index].origin { line.stopped(origin) }
         let endSession = calls[index].endSession
         let origin = endSession.origin
         calls[index].lastAttemptUnreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
