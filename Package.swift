@@ -5,9 +5,12 @@ import PackageDescription
 ///
 /// Layout: C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
 /// interface, which it dlopens on first use, `CEarlySignals`, the executable's signal mask
-/// before main), the session store `Sessions` (the sessions, their file format, recovery and
-/// commit policy; it knows nothing of the daemon), the domain library `SessionCleanup` (no
-/// globals), and thin executables.
+/// before main, `CEpoll`, epoll's header), the event loop `EventLoop` (epoll, timers, the
+/// monotonic clock, the system-call error; it knows nothing of sessions or HTTP), the session
+/// store `Sessions` (the sessions, their file format, recovery and commit policy; it knows
+/// nothing of the daemon), the domain library `SessionCleanup` (no globals), and thin
+/// executables. The build checks that every target imports only what it depends on
+/// (`--explicit-target-dependency-import-check error`, in scripts/test.sh).
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -40,23 +43,30 @@ let package = Package(
             // No libcurl: the shim dlopens it on first use (see ccurl.h). dlopen is in libc
             // itself since glibc 2.34; link "dl" as well for an older glibc.
         ),
+        // <sys/epoll.h>, which Swift's Glibc module leaves out; headers only.
+        .systemLibrary(name: "CEpoll"),
+        .target(
+            name: "EventLoop",
+            dependencies: ["CEpoll"],
+            swiftSettings: strict
+        ),
         .target(
             name: "Sessions",
             swiftSettings: strict
         ),
         .target(
             name: "SessionCleanup",
-            dependencies: ["CSystemd", "CCurl", "Sessions"],
+            dependencies: ["CSystemd", "CCurl", "EventLoop", "Sessions"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "session-cleanup",
-            dependencies: ["SessionCleanup", "Sessions", "CEarlySignals"],
+            dependencies: ["SessionCleanup", "EventLoop", "Sessions", "CEarlySignals"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "engine-bench",
-            dependencies: ["SessionCleanup"],
+            dependencies: ["SessionCleanup", "EventLoop"],
             path: "Benchmarks/engine-bench",
             swiftSettings: strict
         ),
@@ -68,13 +78,13 @@ let package = Package(
         ),
         .testTarget(
             name: "UnitTests",
-            dependencies: ["SessionCleanup", "Sessions"],
+            dependencies: ["SessionCleanup", "EventLoop", "Sessions"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "IntegrationTests",
             // CCurl: the shim's test hook (which reply buffers it freed, and whether wiped).
-            dependencies: ["SessionCleanup", "Sessions", "CCurl"],
+            dependencies: ["SessionCleanup", "EventLoop", "Sessions", "CCurl"],
             swiftSettings: strict
         ),
     ]

@@ -6,6 +6,7 @@
 //
 // "window" keeps `concurrency` transfers in flight, starting one as each completes; "all"
 // starts every transfer at once and lets the engine's per-host limit queue them.
+import EventLoop
 import Glibc
 import SessionCleanup
 

@@ -1,3 +1,4 @@
+import EventLoop
 import SessionCleanup
 
 /// `session-cleanup check-config [--config PATH] [--no-host-checks]`: validates like `ntpd -n`,

@@ -1,3 +1,4 @@
+import EventLoop
 import SessionCleanup
 
 /// `session-cleanup end ID|--all [--json]`: ends sessions now, while the daemon runs.

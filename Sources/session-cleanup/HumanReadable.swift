@@ -1,3 +1,4 @@
+import EventLoop
 import SessionCleanup
 
 /// Control-protocol objects (`status`, `end`'s report) as aligned `label: value` lines for people.

@@ -1,3 +1,4 @@
+import EventLoop
 import SessionCleanup
 
 /// A run's report (`end`'s reply; the same summary `status` shows for the last run) for people:

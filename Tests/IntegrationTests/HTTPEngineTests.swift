@@ -1,4 +1,5 @@
 import CCurl
+import EventLoop
 import Foundation
 import Glibc
 import XCTest

@@ -1,3 +1,4 @@
+import EventLoop
 @testable import SessionCleanup
 
 /// A clock tests move by hand.

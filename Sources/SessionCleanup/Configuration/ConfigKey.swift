@@ -1,3 +1,5 @@
+import EventLoop
+
 /// One key of a section: its name and how its value is read into the section's settings.
 /// The tables of every key are in ``ConfigurationKeys``.
 struct ConfigKey<Settings>: Sendable {

@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// What `check-config` checks beyond the files' own meaning: that what the configuration names

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Parses durations as `systemd.time(7)` writes them: `20s`, `500ms`, `1min 30s`, `1.5h`, `2d`;
 /// a bare number means seconds. Returns nil for anything else (including negatives and
 /// `infinity`: every duration here must be finite).

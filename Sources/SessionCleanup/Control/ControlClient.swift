@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Why a control request got no answer: the socket could not be reached, the daemon did not

@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// One client of the control socket: its descriptor and credentials, the bytes it sent that

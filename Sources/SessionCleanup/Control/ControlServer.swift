@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// What the control server hands each decoded request to. The server knows the protocol, not

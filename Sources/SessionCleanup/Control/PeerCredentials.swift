@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// Who is at the other end of a Unix socket, as the kernel recorded it at `connect(2)`

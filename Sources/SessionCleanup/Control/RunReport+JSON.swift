@@ -1,3 +1,5 @@
+import EventLoop
+
 /// How a run's report appears in control replies (`status`, `end`) and the last stop run's
 /// summary document: counts and timing, never a key.
 extension RunReport {

@@ -1,4 +1,5 @@
 import CCurl
+import EventLoop
 
 /// libcurl's multi interface (socket-callback flavour) on an ``EventLoop``: libcurl says which
 /// descriptors to watch and when to wake it, the loop does the waiting, and every finished

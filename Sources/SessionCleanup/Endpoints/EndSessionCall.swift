@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// One session × endpoint call: turns the endpoint's templates and the session's key into an

@@ -1,4 +1,5 @@
 import CCurl
+import EventLoop
 import Glibc
 
 /// Identifies a transfer started by ``HTTPEngine/start(_:completion:)``.

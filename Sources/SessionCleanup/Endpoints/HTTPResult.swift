@@ -1,3 +1,5 @@
+import EventLoop
+
 /// What became of one ``HTTPRequest``: a reply or a transport failure, plus how long it took.
 public struct HTTPResult: Sendable {
     /// A reply (any status, including 3xx, 4xx and 5xx) or a failure to get one.

@@ -1,4 +1,5 @@
 import CCurl
+import EventLoop
 
 /// The options a request shares with every other request to the same endpoint: set on a pooled
 /// easy handle once, kept while the handle serves requests with an equal profile.

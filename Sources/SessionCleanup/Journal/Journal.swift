@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// The journal as the daemon writes it, never waiting for it: native entries on journald's

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Syslog priorities, as journald's `PRIORITY=` field and sd-daemon's `<N>` prefix use them.
 ///
 /// journald rate-limits each unit per *pool* of priorities: emergency to critical, error,

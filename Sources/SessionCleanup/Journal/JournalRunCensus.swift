@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 
 /// What the journal still holds of one run, read with libsystemd's sd-journal: how many of the
 /// run's calls its entries account for (`CALLS=` on `call-finished` and `calls-ended`), and

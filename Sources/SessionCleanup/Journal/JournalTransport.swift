@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// What one non-blocking write came to.

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Keeps entries in memory: for tests, each with its own instance. With a `bulkCapacity`, bulk
 /// entries (per-call outcomes, registrations) beyond it are dropped and counted, as the real
 /// journal's queue does when journald falls behind; lifecycle entries always have room.

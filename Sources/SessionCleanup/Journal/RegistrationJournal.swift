@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// Registrations as the journal sees them: one debug entry per registration or unregistration

@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// What one run writes to the journal, and how much, so that every outcome is findable at any

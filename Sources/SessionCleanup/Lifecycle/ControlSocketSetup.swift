@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Where the daemon's control socket comes from: the one systemd passes (`session-cleanup.socket`,
 /// socket activation), or, when the daemon was started without it (by hand), one it creates in
 /// its runtime directory with `[Control] SocketMode=` and `SocketGroup=`.

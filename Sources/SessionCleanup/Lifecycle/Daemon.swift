@@ -1,3 +1,5 @@
+import EventLoop
+
 /// The long-running daemon's life: starts, reports ready, feeds the watchdog, reloads on
 /// SIGHUP, and on SIGTERM runs the stop run inside its budget, then returns the exit status.
 ///

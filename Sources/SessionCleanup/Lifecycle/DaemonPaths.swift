@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Where a daemon finds its configuration and keeps its state and socket: the system daemon's

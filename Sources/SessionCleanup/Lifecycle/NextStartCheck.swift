@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Before a restart hand-over: would the process systemd starts next accept the configuration?

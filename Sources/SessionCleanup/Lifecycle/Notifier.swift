@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// Tells the service manager about the daemon's state (`sd_notify`).

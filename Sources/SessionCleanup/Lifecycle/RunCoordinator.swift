@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// Every run of end-session calls the daemon makes, and which sessions they are ending.

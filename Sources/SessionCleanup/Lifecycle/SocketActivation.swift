@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 import Glibc
 
 /// The control socket systemd passes when `session-cleanup.socket` activates the daemon.

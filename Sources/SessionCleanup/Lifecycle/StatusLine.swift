@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Keeps systemd's `STATUS=` line (what `systemctl status` shows) in step with the running
 /// daemon: a change marks the line stale, and one update goes out at most ``delay`` after the
 /// first change however many follow — a burst of registrations is one notification, not one each.

@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// The session store as the daemon uses it: opened at start (what loading found journaled), its

@@ -1,4 +1,5 @@
 import CSystemd
+import EventLoop
 
 /// Feeds systemd's watchdog (`WatchdogSec=`) from the event loop at half the interval, so a
 /// hung loop stops the pings and systemd notices. Runs during the stop run too: a daemon busy

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Where a call under way is: waiting its turn, in flight, waiting to retry, parked behind an
 /// origin's probe, or done.
 enum CallState {

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// How a run ends early: the budget expires (its time is up, or a second signal), or it leaves
 /// too little time for another request. Either way every call still to do gets its outcome at
 /// once, in the run's order of calls.

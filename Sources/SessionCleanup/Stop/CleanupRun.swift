@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// Ends a set of sessions at their endpoints, concurrently, inside a ``StopBudget`` — the

@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// `session-cleanup report`: a run's record as one user may see it — counts by outcome, time

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// What is kept of a finished run for `session-cleanup report`: its facts, every call's result
 /// (up to ``maxResults``) and how the journal fared. No keys: results name sessions by id.
 public struct RunRecord: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import EventLoop
 import Sessions
 
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.

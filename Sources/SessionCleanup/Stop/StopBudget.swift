@@ -1,3 +1,5 @@
+import EventLoop
+
 /// The time a run of end-session calls may take — the Linux counterpart of a background task
 /// with an expiration handler.
 ///

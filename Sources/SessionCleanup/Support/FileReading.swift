@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Small, explicit file reading on plain system calls (no Foundation: idle-memory budget).

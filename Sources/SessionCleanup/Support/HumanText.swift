@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Numbers as people read them: counts with the right plural, durations in sensible units,

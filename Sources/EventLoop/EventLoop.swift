@@ -1,4 +1,4 @@
-import CSystemd
+import CEpoll
 import Glibc
 
 /// The daemon's one event loop: `epoll` over descriptors plus a timer queue, OpenBSD-daemon
@@ -63,7 +63,7 @@ public final class EventLoop {
     /// ``update(_:readable:writable:)``) fails with this errno, as `epoll_ctl` does when the
     /// kernel is out of memory or the user's `max_user_watches` is reached — failures no test
     /// can bring about for real without changing a system-wide limit.
-    var refusesRegistrations: Int32?
+    package var refusesRegistrations: Int32?
 
     /// Creates a loop on `clock`.
     public init(clock: any MonotonicClock = SystemMonotonicClock()) throws {
