@@ -63,7 +63,7 @@ BULK_CONNECTIONS = 64  # the daemon accepts 512 control clients; stay well below
 
 LOCAL_SCENARIOS = {"stop", "peers", "idle", "lifecycle", "register"}
 # Benchmarks/network_bench.py: nginx behind a 50 ms round trip in a network namespace (root).
-NETWORK_SCENARIOS = {"origins", "http2", "cpu", "memory"}
+NETWORK_SCENARIOS = {"origins", "http2", "cpu", "memory", "syscalls"}
 DEFAULT_SCENARIOS = LOCAL_SCENARIOS | NETWORK_SCENARIOS
 
 
@@ -166,8 +166,8 @@ def proc_sample(pid):
     context switches (summed over threads) of a running process."""
     with open(f"/proc/{pid}/stat") as f:
         rest = f.read().rsplit(")", 1)[1].split()
-    sample = {"t": time.monotonic(), "ticks": int(rest[11]) + int(rest[12]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0,
-              "threads": 0}
+    sample = {"t": time.monotonic(), "ticks": int(rest[11]) + int(rest[12]), "utime_ticks": int(rest[11]),
+              "stime_ticks": int(rest[12]), "minflt": int(rest[7]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0, "threads": 0}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
@@ -410,6 +410,10 @@ class Daemon:
         return {"wall_s": wall, "exit": self.child.status, "cpu_total_s": self.child.cpu,
                 "cpu_user_s": self.child.rusage.ru_utime, "cpu_sys_s": self.child.rusage.ru_stime,
                 "cpu_stop_s": max(0.0, self.child.cpu - before["sched_ns"] / 1e9),
+                # User and system apart (clock ticks before SIGTERM: 10 ms resolution).
+                "cpu_stop_user_s": max(0.0, self.child.rusage.ru_utime - before["utime_ticks"] / CLK_TCK),
+                "cpu_stop_sys_s": max(0.0, self.child.rusage.ru_stime - before["stime_ticks"] / CLK_TCK),
+                "page_faults_stop": max(0, self.child.rusage.ru_minflt - before["minflt"]),
                 "peak_rss_mb": self.child.maxrss_mb, "rss_before_stop_mb": before.get("VmRSS", 0) / 1024.0,
                 "threads_before_stop": before["threads"]}
 
@@ -945,7 +949,7 @@ class Bench:
     def run(self):
         a = self.args
         # --quick checks the functional side only: no callgrind run (a measurement, and slow).
-        self.only = set(a.only.split(",")) if a.only else DEFAULT_SCENARIOS - ({"cpu"} if self.quick else set())
+        self.only = set(a.only.split(",")) if a.only else DEFAULT_SCENARIOS - ({"cpu", "syscalls"} if self.quick else set())
         sizes = [1, 100, 1000] if self.quick else [1, 100, 1000, 10000, 100000]
         if a.sizes:
             sizes = [int(x) for x in a.sizes.split(",")]
@@ -1104,6 +1108,10 @@ SECTIONS += [
         ("run", lambda r: r["name"], "<"), ("instructions", lambda r: fmt(r.get("instructions"), ",d"), ">"),
         ("per call", lambda r: fmt(r.get("per_call"), ",.0f"), ">"),
         ("× floor", lambda r: fmt(r.get("vs_floor"), ".2f"), ">")]),
+    ("syscalls", "System calls of the stop run (strace -c -f; HTTP, 1 origin)", [
+        ("run", lambda r: r["name"], "<"), ("system calls", lambda r: fmt(r.get("syscalls"), ",d"), ">"),
+        ("per call", lambda r: fmt(r.get("per_call"), ",.1f"), ">"),
+        ("top", lambda r: ", ".join(f"{name} {n:,}" for n, name in r.get("top", [])[:6]), "<")]),
 ]
 
 
@@ -1291,7 +1299,7 @@ def main():
     p.add_argument("--json", default=str(REPO / "bench-results" / "latest.json"), help="where to write the figures")
     p.add_argument("--markdown", help="also write the tables as Markdown here")
     p.add_argument("--only", help="comma-separated: stop, peers, idle, lifecycle, register, origins, http2, "
-                                  "cpu, memory")
+                                  "cpu, memory, syscalls")
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
     p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", ".build/release/session-cleanup"),

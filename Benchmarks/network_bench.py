@@ -312,7 +312,10 @@ class NetworkSuite:
                 if instrument:
                     instrument(daemon)
                 result.update(daemon.stop(timeout=budget + 60))
+                # The stop run's CPU (the floor's: the whole process), user and system apart.
                 result["cpu_s"] = result["cpu_stop_s"]
+                result["cpu_user_s"] = result["cpu_stop_user_s"]
+                result["cpu_sys_s"] = result["cpu_stop_sys_s"]
                 expected_exit = 0
                 status = result["exit"]
                 log_tail = daemon.log_tail(3)
@@ -337,7 +340,8 @@ class NetworkSuite:
                     raise b.BenchError(f"{kind} still running after {timeout} s (killed)")
                 result.update(wall_s=child.t_exit - child.t_spawn, cpu_s=child.cpu,
                               cpu_user_s=child.rusage.ru_utime, cpu_sys_s=child.rusage.ru_stime,
-                              peak_rss_mb=child.maxrss_mb, exit=child.status)
+                              peak_rss_mb=child.maxrss_mb, page_faults_stop=child.rusage.ru_minflt,
+                              exit=child.status)
                 if kind == "floor":
                     lines = (d / "out.log").read_text().strip().splitlines()
                     if lines:
@@ -485,6 +489,10 @@ class NetworkSuite:
                     prefix = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
 
                     def instrument(daemon):
+                        # The registrations may have started a compaction (a snapshot written in
+                        # the background); under valgrind it can last into the stop run and
+                        # be counted as the run's. It is not: let it finish first.
+                        time.sleep(3)
                         run_quiet(["callgrind_control", "--instr=on", str(daemon.pid)], timeout=60)
 
                     self.measure(kind, stripped, work, prefix=prefix, budget=600, instrument=instrument,
@@ -506,6 +514,42 @@ class NetworkSuite:
                 row["vs_floor"] = row["per_call"] / floor["per_call"]
 
 
+    def syscalls(self):
+        """System calls of the stop run (strace -c -f, attached after registration), HTTP,
+        1 origin, 10,000 calls: where the system time goes. strace slows the run; the counts,
+        not its times, are the figures."""
+        if shutil.which("strace") is None:
+            self.bench.add({"scenario": "syscalls", "name": "strace", "ok": False,
+                            "error": "strace not found (apt-get install strace)"})
+            return
+        calls = 500 if self.quick else 10000
+        clients = [c for c in self.clients() if c[1] == "daemon"]
+        for label, kind, binary in clients:
+            work = Workload("http", 1, calls, tag=f"sc{len(self.rows)}")
+            d = self.bench.newdir("strace")
+            out = d / "strace.txt"
+            row = {"scenario": "syscalls", "name": f"{calls:,} calls, HTTP, 1 origin: {label}", "client": label,
+                   "calls": work.calls, "ok": True, "error": None, "load": b.loadavg()}
+            tracer = []
+
+            def instrument(daemon):
+                tracer.append(b.Child(["strace", "-c", "-f", "-o", out, "-p", daemon.pid], self.bench.env(),
+                                      stdout=d / "strace.log"))
+                time.sleep(0.5)  # strace attaches every thread before SIGTERM
+
+            try:
+                self.measure(kind, binary, work, budget=120, instrument=instrument)
+                if tracer and not tracer[0].wait(60):
+                    tracer[0].kill()
+                counts = strace_counts(out)
+                row.update(syscalls=sum(counts.values()), per_call=sum(counts.values()) / work.calls,
+                           top=sorted(((n, name) for name, n in counts.items()), reverse=True)[:12])
+            except b.BenchError as e:
+                row.update(ok=False, error=str(e))
+            self.rows[("syscalls", label)] = row
+            self.bench.add(row)
+
+
 def summarize(runs):
     """Medians of the numeric figures (counts stay integers), plus each run's wall time."""
     numeric = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -521,6 +565,18 @@ def summarize(runs):
     row["delayer_worst_late_us"] = max(r["delayer"]["worst_late_us"] for r in runs)
     return row
 
+
+def strace_counts(path):
+    """{system call: calls} from an `strace -c` summary."""
+    counts = {}
+    for line in Path(path).read_text(errors="replace").splitlines():
+        fields = line.split()
+        # % time, seconds, usecs/call, calls, [errors,] syscall
+        if len(fields) >= 5 and fields[0][0].isdigit() and fields[-1] != "total":
+            counts[fields[-1]] = int(fields[3])
+    if not counts:
+        raise b.BenchError(f"no system calls in {path}")
+    return counts
 
 def callgrind_total(path):
     """The instructions (Ir) callgrind counted: its `summary:` or `totals:` line."""
@@ -563,3 +619,5 @@ def run(bench, only):
             suite.memory()
         if "cpu" in only:
             suite.cpu()
+        if "syscalls" in only:
+            suite.syscalls()

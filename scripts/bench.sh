@@ -9,8 +9,8 @@
 # Env: BENCH_SCRATCH (swift build scratch path, default .build: the same release build the
 # system tests and the package use, scripts/build-release.sh, so scripts/test.sh builds it once).
 # Needs: a Swift 6 toolchain, cc, curl, xargs, python3 (standard library only); for the network
-# scenarios (origins, http2, cpu, memory) root, iproute2, iptables, nginx-light, openssl,
-# libcurl4-openssl-dev, libnetfilter-queue-dev, and valgrind for `cpu`.
+# scenarios (origins, http2, cpu, memory, syscalls) root, iproute2, iptables, nginx-light, openssl,
+# libcurl4-openssl-dev, libnetfilter-queue-dev, and valgrind for `cpu`, strace for `syscalls`.
 # Network: 127.0.0.1 only: the host's for the load server, and that of a network namespace the
 # suite creates (and deletes) for nginx behind a 50 ms round trip.
 set -euo pipefail

@@ -18,8 +18,15 @@ struct SessionTable {
     private var index: [SessionID: Int] = [:]
     private var owners: [UInt32: Int] = [:]
     private var endpointLists: [[String]: [String]] = [:]
-    /// Sessions per distinct endpoint list, so that questions about endpoints cost O(lists).
-    private(set) var endpointUsage: [[String]: Int] = [:]
+    /// Sessions per distinct endpoint list, so that questions about endpoints cost O(lists);
+    /// without `pendingUsage`.
+    private var usage: [[String]: Int] = [:]
+    /// A change of `usage` not yet applied: sessions added or removed in a row mostly name the
+    /// same (shared) list, and comparing a shared list with itself costs nothing where hashing
+    /// it costs a hash of every name — per ended session, at a stop.
+    private var pendingUsage: (endpoints: [String], delta: Int)?
+    /// The same for `owners`.
+    private var pendingOwner: (uid: UInt32, delta: Int)?
 
     init() {}
 
@@ -33,7 +40,17 @@ struct SessionTable {
     func contains(_ id: SessionID) -> Bool { index[id] != nil }
 
     /// Sessions owned by `uid`.
-    func count(ownedBy uid: UInt32) -> Int { owners[uid, default: 0] }
+    func count(ownedBy uid: UInt32) -> Int {
+        owners[uid, default: 0] + (pendingOwner.map { $0.uid == uid ? $0.delta : 0 } ?? 0)
+    }
+
+    /// Sessions per distinct endpoint list.
+    var endpointUsage: [[String]: Int] {
+        guard let pendingUsage else { return usage }
+        var all = usage
+        Self.apply(pendingUsage.delta, to: &all, at: pendingUsage.endpoints)
+        return all
+    }
 
     /// Inserts or replaces.
     mutating func upsert(_ session: Session) {
@@ -105,13 +122,29 @@ struct SessionTable {
     var frozen: FrozenSessions { FrozenSessions(chunks: chunks, count: count) }
 
     private mutating func countOwner(_ uid: UInt32, _ delta: Int) {
-        let n = owners[uid, default: 0] + delta
-        owners[uid] = n > 0 ? n : nil
+        if let pending = pendingOwner, pending.uid == uid {
+            pendingOwner = (uid, pending.delta + delta)
+            return
+        }
+        if let pending = pendingOwner { Self.apply(pending.delta, to: &owners, at: pending.uid) }
+        pendingOwner = (uid, delta)
     }
 
     private mutating func countUsage(_ endpoints: [String], _ delta: Int) {
-        let n = endpointUsage[endpoints, default: 0] + delta
-        endpointUsage[endpoints] = n > 0 ? n : nil
+        // Array's == sees at once that a shared list is itself.
+        if let pending = pendingUsage, pending.endpoints == endpoints {
+            pendingUsage = (pending.endpoints, pending.delta + delta)
+            return
+        }
+        if let pending = pendingUsage { Self.apply(pending.delta, to: &usage, at: pending.endpoints) }
+        pendingUsage = (endpoints, delta)
+    }
+
+    /// Adds `delta` to a count, which is dropped once it reaches zero.
+    private static func apply<Key: Hashable>(_ delta: Int, to counts: inout [Key: Int], at key: Key) {
+        guard delta != 0 else { return }
+        let n = counts[key, default: 0] + delta
+        counts[key] = n > 0 ? n : nil
     }
 
     private mutating func shared(_ endpoints: [String]) -> [String] {

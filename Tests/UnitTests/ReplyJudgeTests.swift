@@ -141,6 +141,23 @@ final class EndSessionCallTests: XCTestCase {
         XCTAssertEqual(request.headers, [#"X-Session: k"1"#, "Authorization: Bearer tok"])
     }
 
+    func testTheTemplatesReadyMadeHeadersAreTheOnesACallWouldBuild() {
+        var endpoint = EndpointConfiguration(name: "e", url: "http://h/u/{session}?again={session}")
+        endpoint.headers = ["X-Static: 1"]
+        endpoint.tokenCredential = "tok-name"
+        endpoint.method = "DELETE"
+        let template = EndpointTemplate(endpoint, credentials: ["tok-name": "tok"])
+        let session = Session(id: .random(), key: SessionKey("a b"), endpoints: ["e"], ownerUID: 0, registeredAt: 0)
+        let call = EndSessionCall(session: session, template: template)
+        let own = call.request(timeout: .seconds(1), token: "tok")
+        XCTAssertEqual(own.headers, ["X-Static: 1", "Authorization: Bearer tok"])
+        XCTAssertEqual(own.url, "http://h/u/a%20b?again=a%20b")
+        XCTAssertEqual(own.method, .delete)
+        XCTAssertEqual(
+            call.request(timeout: .seconds(1), token: "other").headers, ["X-Static: 1", "Authorization: Bearer other"])
+        XCTAssertEqual(call.request(timeout: .seconds(1), token: nil).headers, ["X-Static: 1"])
+    }
+
     func testOriginFillsDefaultPortsAndHandlesIPv6() {
         XCTAssertEqual(EndSessionCall.origin(of: "http://Example.com/x"), "http://example.com:80")
         XCTAssertEqual(EndSessionCall.origin(of: "https://example.com/x"), "https://example.com:443")

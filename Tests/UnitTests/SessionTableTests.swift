@@ -45,6 +45,27 @@ final class SessionTableTests: XCTestCase {
         }
     }
 
+    func testCountsAreTrueAfterEveryChangeWhileRunsOfOneListAndOneOwnerAreCountedTogether() {
+        var table = SessionTable()
+        var reference: [SessionID: Session] = [:]
+        let lists = [["auth"], ["auth", "licence"]]
+        // Runs of one list and one owner, as a stop run removes them, broken by others.
+        for n in UInt64(0)..<400 {
+            let session = s(n, uid: n % 50 < 45 ? 1 : 2, endpoints: lists[n % 40 < 35 ? 0 : 1])
+            table.upsert(session)
+            reference[session.id] = session
+        }
+        for n in UInt64(0)..<400 where n % 3 != 2 {
+            XCTAssertEqual(table.remove(SessionID(rawValue: n)), reference.removeValue(forKey: SessionID(rawValue: n)))
+            var usage: [[String]: Int] = [:]
+            for value in reference.values { usage[value.endpoints, default: 0] += 1 }
+            XCTAssertEqual(table.endpointUsage, usage, "after removing \(n)")
+            for uid in UInt32(1)...2 {
+                XCTAssertEqual(table.count(ownedBy: uid), reference.values.filter { $0.ownerUID == uid }.count)
+            }
+        }
+    }
+
     func testFrozenCopyIsUnaffectedByLaterChanges() {
         var table = SessionTable()
         for n in 0..<2500 { table.upsert(s(UInt64(n))) }

@@ -13,14 +13,17 @@ final class CurlMulti {
     let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
     private let share: OpaquePointer
+    // Updated by libcurl's callbacks several times per transfer; exclusivity is not checked at
+    // run time (issue 10's instruction count): confined to the loop's thread, and every access
+    // is one statement that calls out to nothing which could reach these properties again.
     /// Descriptors libcurl asked to have watched, all registered with the loop.
-    private var watched: Set<Int32> = []
+    @exclusivity(unchecked) private var watched = DescriptorSet()
     /// The loop timer standing in for libcurl's single timer, and when it fires.
-    private var timer: EventLoop.TimerID?
-    private var timerDeadline: MonotonicInstant?
+    @exclusivity(unchecked) private var timer: EventLoop.TimerID?
+    @exclusivity(unchecked) private var timerDeadline: MonotonicInstant?
     /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; may be later than
     /// `timerDeadline` (the timer is then re-armed when it fires instead of being moved).
-    private var curlDeadline: MonotonicInstant?
+    @exclusivity(unchecked) private var curlDeadline: MonotonicInstant?
 
     /// Runs for each finished transfer: its easy handle and libcurl's result. The handle is
     /// still in the multi handle; ``remove(_:)`` it.
@@ -89,7 +92,7 @@ final class CurlMulti {
         _ = ccurl_multi_set_callbacks(multi, nil, nil, nil)
         ccurl_multi_cleanup(multi)
         ccurl_share_free(share)
-        for fd in watched { loop.unwatch(fd) }
+        for fd in watched.members { loop.unwatch(fd) }
         if let timer { loop.cancel(timer) }
     }
 
@@ -114,7 +117,7 @@ final class CurlMulti {
     /// CURLMOPT_SOCKETFUNCTION: libcurl wants `fd` watched for `what`, or no longer watched.
     private func curlWantsSocket(_ fd: Int32, _ what: Int32) -> Int32 {
         if what == Int32(CCURL_POLL_REMOVE) {
-            if watched.remove(fd) != nil { loop.unwatch(fd) }
+            if watched.remove(fd) { loop.unwatch(fd) }
             return 0
         }
         let readable = what & Int32(CCURL_POLL_IN) != 0

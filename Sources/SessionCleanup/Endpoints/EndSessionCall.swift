@@ -40,27 +40,39 @@ public struct EndSessionCall: Sendable {
     /// `scheme://host:port` of the endpoint: calls to one origin share connections and fate.
     public var origin: String { template.origin }
 
-    /// The request to send, with `timeout`, and `token` as a bearer token if given.
+    /// The request to send, with `timeout`, and `token` as a bearer token if given. What does
+    /// not depend on the key (method, headers without `{session}`, the bearer header of the
+    /// endpoint's own token) comes ready-made from the template: a call builds only the URL.
     public func request(timeout: Duration, token: String?) -> HTTPRequest {
         let secret = key.exposedSecret
         let endpoint = template.configuration
         let encoded = Self.percentEncoded(secret)
-        var url = template.urlPieces.first ?? ""
-        for piece in template.urlPieces.dropFirst() {
-            url += encoded
+        var url = ""
+        url.reserveCapacity(template.urlLength + encoded.utf8.count * (template.urlPieces.count - 1))
+        for (index, piece) in template.urlPieces.enumerated() {
+            if index > 0 { url += encoded }
             url += piece
         }
-        var headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
-        if let token { headers.append("Authorization: Bearer \(token)") }
+        var headers: [String]
+        if template.headersNeedKey {
+            headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
+            if let token { headers.append(EndpointTemplate.bearer(token)) }
+        } else if let token {
+            headers =
+                token == template.token
+                ? template.headersWithToken : endpoint.headers + [EndpointTemplate.bearer(token)]
+        } else {
+            headers = endpoint.headers
+        }
         let body = endpoint.body.map { template -> [UInt8] in
             let isJSON = template.hasPrefix("{") || template.hasPrefix("[")
             let filled = isJSON ? Self.jsonEscaped(secret) : Self.percentEncoded(secret)
             return Array(template.replacing(Self.placeholder, with: filled).utf8)
         }
         return HTTPRequest(
-            url: url, redactedURL: redactedURL, method: HTTPRequest.Method(rawValue: endpoint.method) ?? .get,
-            headers: headers, body: body, timeout: timeout, caFile: endpoint.caFile, origin: template.httpOrigin,
-            version: endpoint.httpVersion, proxy: template.proxy, maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
+            url: url, redactedURL: redactedURL, method: template.method, headers: headers, body: body,
+            timeout: timeout, caFile: endpoint.caFile, origin: template.httpOrigin, version: endpoint.httpVersion,
+            proxy: template.proxy, maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
     }
 
     /// `scheme://host:port` of a URL (the default port filled in), lower-cased; the URL itself,
@@ -131,6 +143,15 @@ public final class EndpointTemplate: Sendable {
     public let redactedURL: String
     /// The URL split at each `{session}`.
     let urlPieces: [String]
+    /// Bytes of the URL without its placeholders.
+    let urlLength: Int
+    /// The HTTP method.
+    let method: HTTPRequest.Method
+    /// Whether a header holds `{session}` (then each call fills its headers in).
+    let headersNeedKey: Bool
+    /// The endpoint's bearer token (from its `TokenCredential=`), and its headers with it added.
+    let token: String?
+    let headersWithToken: [String]
     /// The proxy calls go through (with its credential), or nil.
     let proxy: HTTPProxy?
     /// Why no call to this endpoint can be made — a credential it names is missing or
@@ -166,7 +187,15 @@ public final class EndpointTemplate: Sendable {
         redactedURL = configuration.url.replacing(EndSessionCall.placeholder, with: EndSessionCall.redaction)
         urlPieces = configuration.url.split(separator: EndSessionCall.placeholder, omittingEmptySubsequences: false)
             .map(String.init)
+        urlLength = urlPieces.reduce(0) { $0 + $1.utf8.count }
+        method = HTTPRequest.Method(rawValue: configuration.method) ?? .get
+        headersNeedKey = configuration.headers.contains { $0.contains(EndSessionCall.placeholder) }
+        token = configuration.tokenCredential.flatMap { credentials[$0] }
+        headersWithToken = configuration.headers + (token.map { [Self.bearer($0)] } ?? [])
     }
+
+    /// The header that sends `token` as a bearer token.
+    static func bearer(_ token: String) -> String { "Authorization: Bearer \(token)" }
 }
 
 /// Reads bearer tokens from systemd credentials (`LoadCredential=NAME:…` → `$CREDENTIALS_DIRECTORY/NAME`).

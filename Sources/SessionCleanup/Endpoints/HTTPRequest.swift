@@ -29,42 +29,115 @@ public struct HTTPRequest: Sendable {
         case http2 = "2"
     }
 
+    /// The request's fields.
+    private struct Fields: Sendable {
+        var url: String
+        var origin: HTTPOrigin?
+        var redactedURL: String
+        var method: Method
+        var headers: [String]
+        var body: [UInt8]?
+        var timeout: Duration
+        var connectTimeout: Duration?
+        var caFile: String?
+        var maxReplyBytes: Int
+        var version: Version
+        var proxy: HTTPProxy?
+        var maxConnectionsPerHost: Int?
+    }
+
+    /// The fields, shared by copies: a request is copied several times on its way through the
+    /// engine, and a copy then costs one reference count instead of one per string and array it
+    /// holds. Immutable (a change makes new storage), so reading needs no exclusivity check.
+    private final class Storage: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    private mutating func change(_ update: (inout Fields) -> Void) {
+        var fields = storage.fields
+        update(&fields)
+        storage = Storage(fields)
+    }
+
     /// The full URL, `http` or `https` only. Secret-bearing: never logged.
-    public var url: String
+    public var url: String {
+        get { storage.fields.url }
+        set { change { $0.url = newValue } }
+    }
     /// The URL's origin, when the caller has already worked it out (``EndSessionCall`` does, once
     /// per endpoint); nil: the engine parses the URL itself.
-    public var origin: HTTPOrigin?
+    public var origin: HTTPOrigin? {
+        get { storage.fields.origin }
+        set { change { $0.origin = newValue } }
+    }
     /// What messages say instead of ``url``, e.g. `https://auth.example/user/…/endsession`.
-    public var redactedURL: String
+    public var redactedURL: String {
+        get { storage.fields.redactedURL }
+        set { change { $0.redactedURL = newValue } }
+    }
     /// The method. Default `GET`.
-    public var method: Method
+    public var method: Method {
+        get { storage.fields.method }
+        set { change { $0.method = newValue } }
+    }
     /// Extra header lines, each `"Name: value"` without CR or LF (libcurl's conventions apply:
     /// `"Name:"` removes a header libcurl would send, `"Name;"` sends it empty). Secret-bearing:
     /// never logged. Default none.
-    public var headers: [String]
+    public var headers: [String] {
+        get { storage.fields.headers }
+        set { change { $0.headers = newValue } }
+    }
     /// The request body. Secret-bearing: never logged. Default none.
-    public var body: [UInt8]?
+    public var body: [UInt8]? {
+        get { storage.fields.body }
+        set { change { $0.body = newValue } }
+    }
     /// The whole transfer's time limit, from start to the last byte, in millisecond precision.
     /// Default 20 s.
-    public var timeout: Duration
+    public var timeout: Duration {
+        get { storage.fields.timeout }
+        set { change { $0.timeout = newValue } }
+    }
     /// The limit for resolving and connecting (TCP and TLS), capped at ``timeout``.
     /// Default nil: the same as ``timeout``.
-    public var connectTimeout: Duration?
+    public var connectTimeout: Duration? {
+        get { storage.fields.connectTimeout }
+        set { change { $0.connectTimeout = newValue } }
+    }
     /// A PEM file of CA certificates to trust instead of the system store. Peer and host name
     /// verification are always on either way. Default nil: the system store.
-    public var caFile: String?
+    public var caFile: String? {
+        get { storage.fields.caFile }
+        set { change { $0.caFile = newValue } }
+    }
     /// How much of the reply body to keep. A longer body is cut at this size and the transfer
     /// stops there (see ``HTTPResult/Outcome/response(status:body:truncated:retryAfter:)``).
     /// Default 64 KiB.
-    public var maxReplyBytes: Int
+    public var maxReplyBytes: Int {
+        get { storage.fields.maxReplyBytes }
+        set { change { $0.maxReplyBytes = newValue } }
+    }
     /// The HTTP version to use. Default ``Version/automatic``.
-    public var version: Version
+    public var version: Version {
+        get { storage.fields.version }
+        set { change { $0.version = newValue } }
+    }
     /// The proxy to go through. Default nil: none, whatever the environment says.
-    public var proxy: HTTPProxy?
+    public var proxy: HTTPProxy? {
+        get { storage.fields.proxy }
+        set { change { $0.proxy = newValue } }
+    }
     /// At most this many of the engine's transfers to this request's origin run at once (and so
     /// at most this many connections are open to it); the smallest value any request for the
     /// origin gave applies. Default nil: only the engine's own limits.
-    public var maxConnectionsPerHost: Int?
+    public var maxConnectionsPerHost: Int? {
+        get { storage.fields.maxConnectionsPerHost }
+        set { change { $0.maxConnectionsPerHost = newValue } }
+    }
 
     /// The default reply cap: 64 KiB.
     public static let defaultMaxReplyBytes = 64 * 1024
@@ -85,19 +158,11 @@ public struct HTTPRequest: Sendable {
         proxy: HTTPProxy? = nil,
         maxConnectionsPerHost: Int? = nil
     ) {
-        self.url = url
-        self.origin = origin
-        self.version = version
-        self.proxy = proxy
-        self.maxConnectionsPerHost = maxConnectionsPerHost
-        self.redactedURL = redactedURL
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self.timeout = timeout
-        self.connectTimeout = connectTimeout
-        self.caFile = caFile
-        self.maxReplyBytes = maxReplyBytes
+        storage = Storage(
+            Fields(
+                url: url, origin: origin, redactedURL: redactedURL, method: method, headers: headers, body: body,
+                timeout: timeout, connectTimeout: connectTimeout, caFile: caFile, maxReplyBytes: maxReplyBytes,
+                version: version, proxy: proxy, maxConnectionsPerHost: maxConnectionsPerHost))
     }
 }
 

@@ -32,12 +32,26 @@ final class RunJournal {
     private let journal: any JournalSink
     private let loop: EventLoop
     private let droppedAtStart: Int
-    private var batches: [BatchKey: [SessionID]] = [:]
-    /// The endpoint's URL (key redacted: the same for every session) per group.
-    private var batchURLs: [BatchKey: String] = [:]
-    /// Batch keys in the order their first call arrived, so entries come out in that order.
-    private var batchOrder: [BatchKey] = []
-    private var batchTimer: EventLoop.TimerID?
+    /// One group per endpoint and status, kept (emptied) once written, so that the next group
+    /// of the same key needs no new entry.
+    private struct Group {
+        let key: BatchKey
+        /// The endpoint's URL (key redacted: the same for every session).
+        let url: String?
+        var sessions: [SessionID] = []
+    }
+
+    // Touched for every ended call; exclusivity is not checked at run time for them (issue 10's
+    // instruction count): confined to the loop's thread, and the journal is written outside
+    // every access to them.
+    @exclusivity(unchecked) private var groups: [Group] = []
+    private var groupIndex: [BatchKey: Int] = [:]
+    /// The group the last ended call went to: calls in a row mostly share one, found without a hash.
+    @exclusivity(unchecked) private var lastGroup = -1
+    /// Groups with calls waiting, in the order their first call arrived, so entries come out in
+    /// that order.
+    @exclusivity(unchecked) private var batchOrder: [Int] = []
+    @exclusivity(unchecked) private var batchTimer: EventLoop.TimerID?
 
     /// Call entries (`call-finished` and `calls-ended`) the journal accepted.
     private(set) var entriesWritten = 0
@@ -86,7 +100,7 @@ final class RunJournal {
     func flush() {
         if let batchTimer { loop.cancel(batchTimer) }
         batchTimer = nil
-        for key in batchOrder { writeBatch(key) }
+        for group in batchOrder { writeBatch(group) }
         batchOrder = []
     }
 
@@ -126,20 +140,22 @@ final class RunJournal {
     // MARK: Groups of ended calls
 
     private func addToBatch(_ session: SessionID, _ key: BatchKey, url: String?) {
-        // One lookup per call: the group is found once and grown in place.
-        let count: Int
-        if let group = batches.index(forKey: key) {
-            batches.values[group].append(session)
-            count = batches.values[group].count
+        let group: Int
+        if lastGroup >= 0, groups[lastGroup].key == key {
+            group = lastGroup
+        } else if let known = groupIndex[key] {
+            group = known
         } else {
-            batches[key] = [session]
-            batchOrder.append(key)
-            batchURLs[key] = url
-            count = 1
+            group = groups.count
+            groups.append(Group(key: key, url: url))
+            groupIndex[key] = group
         }
-        if count >= Self.batchSize {
-            writeBatch(key)
-            batchOrder.removeAll { $0 == key }
+        lastGroup = group
+        if groups[group].sessions.isEmpty { batchOrder.append(group) }
+        groups[group].sessions.append(session)
+        if groups[group].sessions.count >= Self.batchSize {
+            writeBatch(group)
+            batchOrder.removeAll { $0 == group }
         } else if batchTimer == nil {
             batchTimer = loop.schedule(after: Self.batchDelay) { [weak self] in
                 self?.batchTimer = nil
@@ -148,15 +164,18 @@ final class RunJournal {
         }
     }
 
-    private func writeBatch(_ key: BatchKey) {
-        guard let sessions = batches.removeValue(forKey: key), !sessions.isEmpty else { return }
+    private func writeBatch(_ group: Int) {
+        let sessions = groups[group].sessions
+        guard !sessions.isEmpty else { return }
+        groups[group].sessions.removeAll(keepingCapacity: true)
+        let key = groups[group].key
         var fields = runFields
         fields.reserveCapacity(fields.count + 4 + sessions.count)
         fields += [
             JournalField(.endpoint, key.endpoint), JournalField(.outcome, "ended"),
             JournalField(.httpStatus, key.status), JournalField(.calls, sessions.count),
         ]
-        if let url = batchURLs.removeValue(forKey: key) { fields.append(JournalField(.url, url)) }
+        if let url = groups[group].url { fields.append(JournalField(.url, url)) }
         for session in sessions { fields.append(JournalField(.sessionID, session.description)) }
         let message =
             sessions.count == 1

@@ -124,7 +124,7 @@ enum LastStopRunDocument {
             bytes.append(tab)
             appendDecimal(Int64(call.attempts), to: &bytes)
             bytes.append(tab)
-            appendDecimal(call.duration.microseconds, to: &bytes)
+            appendDecimal(call.durationMicroseconds, to: &bytes)
             bytes.append(tab)
             if !call.outcome.isEnded { appendEscaped(call.outcome.cause ?? "", to: &bytes) }
             bytes.append(newline)

@@ -186,8 +186,10 @@ final class RunCoordinator {
         // A stop run drops endpoints that are no longer configured (UnconfiguredEndpoints).
         let configured = kind == .stop ? Set(settings.endpoints.map(\.name)) : nil
         run.onSessionFinished = { [weak self] result in
-            self?.sessionsBeingEnded[result.id] = nil
-            self?.committer.apply(result, droppingAllBut: configured)
+            guard let self else { return }
+            // Empty in a stop run: then no hashing per session.
+            if !sessionsBeingEnded.isEmpty { sessionsBeingEnded[result.id] = nil }
+            committer.apply(result, droppingAllBut: configured)
         }
         return run
     }

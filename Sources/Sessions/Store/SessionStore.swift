@@ -40,11 +40,15 @@ package final class SessionStore {
     /// change made in one turn shares one commit. Without it, a commit starts at once.
     package var onStaged: (() -> Void)?
 
-    private var table: SessionTable
+    // Touched for every ended session of a run; exclusivity is not checked at run time for
+    // them (issue 10's instruction count): the store is confined to one thread, and no access to
+    // them is open while code runs that could reach them again (table.update's closure changes
+    // its argument only).
+    @exclusivity(unchecked) private var table: SessionTable
     private let writer: StoreWriter
     /// The directory the current files are in (replaced when it is made again).
     private var directory: StoreDirectory
-    private var stagedRuns = RecordBuffer()
+    @exclusivity(unchecked) private var stagedRuns = RecordBuffer()
     private var stagedClients: [ClientChange] = []
     private var inFlight: Batch?
     /// The last sequence number handed to the writer.
@@ -55,8 +59,8 @@ package final class SessionStore {
     private var runRetryAt: UInt64 = 0
     private var runRetryDelay: UInt64 = 0
     private var stopping = false
-    private var isClosed = false
-    private var submissionRequested = false
+    @exclusivity(unchecked) private var isClosed = false
+    @exclusivity(unchecked) private var submissionRequested = false
 
     init(directory: StoreDirectory, log: sending LogFile, table: SessionTable, recovered: RecoveredStore)
         throws(StoreError)
@@ -579,30 +583,35 @@ private struct Batch {
 
 /// Encoded records, each one's end noted (so a commit can be split into frames).
 struct RecordBuffer {
-    private(set) var bytes: [UInt8] = []
+    /// Encoded in place: a run's results (one removal per ended session) cost no array each.
+    private var writer = ByteWriter()
     private(set) var ends: [Int] = []
     /// How many of them remove a session.
     private(set) var removals = 0
 
+    var bytes: [UInt8] { writer.bytes }
     var isEmpty: Bool { ends.isEmpty }
     var count: Int { ends.count }
 
     mutating func append(_ record: StoreRecord, isRemoval: Bool) {
-        var w = ByteWriter()
-        record.encode(into: &w)
-        append(encoded: w.bytes, isRemoval: isRemoval)
+        record.encode(into: &writer)
+        noteEnd(isRemoval: isRemoval)
     }
 
     mutating func append(encoded: [UInt8], isRemoval: Bool) {
-        bytes += encoded
-        ends.append(bytes.count)
+        writer.bytes += encoded
+        noteEnd(isRemoval: isRemoval)
+    }
+
+    private mutating func noteEnd(isRemoval: Bool) {
+        ends.append(writer.bytes.count)
         if isRemoval { removals += 1 }
     }
 
     static func + (a: RecordBuffer, b: RecordBuffer) -> RecordBuffer {
         var joined = a
         let shift = a.bytes.count
-        joined.bytes += b.bytes
+        joined.writer.bytes += b.bytes
         joined.ends += b.ends.map { $0 + shift }
         joined.removals += b.removals
         return joined

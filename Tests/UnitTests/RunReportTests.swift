@@ -1,0 +1,30 @@
+import Sessions
+import XCTest
+
+@testable import SessionCleanup
+
+final class RunReportTests: XCTestCase {
+    func testCallCountsNameEveryOutcomeThatOccursAndOnlyThose() {
+        var report = RunReport(id: .random(), kind: .stop, budget: .seconds(25), startedAt: 1)
+        let outcomes: [CallOutcome] = [
+            .ended(status: 200), .ended(status: 204), .rejected(status: 403, reason: "no"), .failed(cause: "x"),
+            .failed(cause: "y"), .failed(cause: "z"), .notStarted(reason: "budget"),
+        ]
+        for (n, outcome) in outcomes.enumerated() {
+            report.calls.append(
+                RunReport.CallResult(
+                    sessionID: SessionID(rawValue: UInt64(n)), ownerUID: 0, endpoint: "auth", outcome: outcome,
+                    attempts: 1, duration: .milliseconds(n)))
+        }
+        XCTAssertEqual(report.callCounts, ["ended": 2, "rejected": 1, "failed": 3, "not-started": 1])
+    }
+
+    func testDurationMicrosecondsAgreeWithDuration() {
+        for duration: Duration in [.zero, .nanoseconds(999), .nanoseconds(1_001), .milliseconds(1_234), .seconds(90)] {
+            let result = RunReport.CallResult(
+                sessionID: SessionID(rawValue: 1), ownerUID: 0, endpoint: "e", outcome: .expired, attempts: 0,
+                duration: duration)
+            XCTAssertEqual(result.durationMicroseconds, duration.microseconds, "\(duration)")
+        }
+    }
+}
