@@ -1,4 +1,6 @@
 #include "ccurl_api.h"
+#include "ccurl_sockets.h"
+#include "ccurl_sockets_callbacks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,8 @@ struct ccurl_transfer {
     /* Options of the current request that ccurl_transfer_release must clear. */
     int has_body;
     int has_method;
+    /* The ccurl_sockets its connections report to (ccurl_transfer_report_sockets), or NULL. */
+    ccurl_sockets *sockets;
     char error[CURL_ERROR_SIZE];
 };
 
@@ -190,6 +194,7 @@ CURLcode ccurl_transfer_reset(ccurl_transfer *t, CURLSH *share) {
     ccurl_api.easy_reset(t->easy);
     t->has_body = 0;
     t->has_method = 0;
+    t->sockets = NULL;
     return install(t, share);
 }
 
@@ -203,6 +208,17 @@ void ccurl_transfer_free(ccurl_transfer *t) {
 }
 
 CURL *ccurl_transfer_easy(ccurl_transfer *t) { return t->easy; }
+
+CURLcode ccurl_transfer_report_sockets(ccurl_transfer *t, ccurl_sockets *sockets) {
+    if (t->sockets == sockets) return CURLE_OK;
+    CURLcode rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_OPENSOCKETFUNCTION, ccurl_sockets_open)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, (void *)sockets)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_CLOSESOCKETFUNCTION, ccurl_sockets_close)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_CLOSESOCKETDATA, (void *)sockets)) != CURLE_OK) return rc;
+    t->sockets = sockets;
+    return CURLE_OK;
+}
 
 ccurl_transfer *ccurl_transfer_of(CURL *easy) {
     char *private = NULL;

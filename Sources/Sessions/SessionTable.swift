@@ -82,21 +82,28 @@ struct SessionTable {
     /// Removes and returns the session, if present.
     @discardableResult
     mutating func remove(_ id: SessionID) -> Session? {
-        guard let i = index.removeValue(forKey: id) else { return nil }
+        guard let i = index[id] else { return nil }
+        let removed = chunks[i / Self.chunkSize][i % Self.chunkSize]
+        delete(id)
+        return removed
+    }
+
+    /// Removes the session, if present, without copying it out (a run's ended sessions):
+    /// returns whether it was there.
+    @discardableResult
+    mutating func delete(_ id: SessionID) -> Bool {
+        guard let i = index.removeValue(forKey: id) else { return false }
+        let (chunk, slot) = (i / Self.chunkSize, i % Self.chunkSize)
+        countOwner(chunks[chunk][slot].ownerUID, -1)
+        countUsage(chunks[chunk][slot].endpoints, -1)
         let lastChunk = chunks.count - 1
         let last = chunks[lastChunk].removeLast()
         if chunks[lastChunk].isEmpty { chunks.removeLast() }
-        let removed: Session
-        if last.id == id {
-            removed = last
-        } else {
-            removed = chunks[i / Self.chunkSize][i % Self.chunkSize]
-            chunks[i / Self.chunkSize][i % Self.chunkSize] = last
+        if last.id != id {
+            chunks[chunk][slot] = last
             index[last.id] = i
         }
-        countOwner(removed.ownerUID, -1)
-        countUsage(removed.endpoints, -1)
-        return removed
+        return true
     }
 
     /// Changes a session's attempts, outcome, label or endpoints in place; returns the updated

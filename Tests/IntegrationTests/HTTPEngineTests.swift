@@ -161,6 +161,42 @@ final class HTTPEngineTests: XCTestCase {
         assertIdle(engine)
     }
 
+    func testAKeptAliveSocketStaysRegisteredBetweenTransfersAndTheIdleEngineHasNone() throws {
+        let engine = try makeEngine()
+        let busy = Completions()
+        // A transfer under way elsewhere keeps the engine from going idle in between.
+        let other = try TestHTTPServer()
+        let long = try engine.start(request("/delay/5000", on: other.base())) { busy.add($0) }
+        let first = try fetch(engine, request("/json"))
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(
+            engine.watchedDescriptorCount, 2, "the finished transfer's connection stays registered (parked)")
+        let second = try fetch(engine, request("/json"))
+        XCTAssertTrue(second.reusedConnection, "the parked connection serves the next transfer")
+        XCTAssertEqual(second.status, 200)
+        engine.cancel(long)
+        XCTAssertEqual(busy.results.first?.failure?.kind, .cancelled)
+        assertIdle(engine)
+    }
+
+    func testAParkedSocketTheServerClosesIsUnregisteredAndTheNextTransferConnectsAgain() throws {
+        let engine = try makeEngine()
+        let busy = Completions()
+        let other = try TestHTTPServer()
+        let long = try engine.start(request("/delay/5000", on: other.base())) { busy.add($0) }
+        var closing: TestHTTPServer? = try TestHTTPServer()
+        let base = try XCTUnwrap(closing?.base())
+        XCTAssertEqual(try fetch(engine, request("/json", on: base)).status, 200)
+        XCTAssertEqual(engine.watchedDescriptorCount, 2)
+        closing = nil  // the server exits: the parked connection gets its end of file
+        try run { engine.watchedDescriptorCount == 1 }
+        // A server again on another port: the engine still works, and the busy transfer too.
+        XCTAssertEqual(try fetch(engine, request("/json")).status, 200)
+        XCTAssertEqual(busy.count, 0)
+        engine.cancel(long)
+        assertIdle(engine)
+    }
+
     func testTenMegabyteReplyIsCutAtTheCapWithoutBufferingIt() throws {
         let engine = try makeEngine()
         let baseline = try resetPeakMemory()

@@ -129,8 +129,9 @@ final class SessionStoreTests: XCTestCase {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)
         try register((0..<3).map { session($0) }, in: store)
-        XCTAssertEqual(store.recordEnded(session(0).id)?.id, session(0).id)
-        XCTAssertNil(store.recordEnded(session(0).id), "ending an absent id does nothing")
+        XCTAssertTrue(store.recordEnded(session(0).id))
+        XCTAssertNil(store.session(id: session(0).id), "ended: gone")
+        XCTAssertFalse(store.recordEnded(session(0).id), "ending an absent id does nothing")
         XCTAssertEqual(store.recordOutcome(id: session(1).id, outcome: "HTTP 503", attemptsDelta: 1)?.attempts, 1)
         store.recordOutcome(id: session(1).id, outcome: "HTTP 500", attemptsDelta: 2)
         XCTAssertNil(store.recordOutcome(id: session(0).id, outcome: "gone", attemptsDelta: 1))
@@ -403,7 +404,7 @@ final class SessionStoreTests: XCTestCase {
             if n % 3 == 0, let s = store.recordOutcome(id: session(n / 2).id, outcome: "o\(n)", attemptsDelta: 1) {
                 expected[s.id] = s
             }
-            if n % 5 == 0, store.recordEnded(session(n / 4).id) != nil { expected[session(n / 4).id] = nil }
+            if n % 5 == 0, store.recordEnded(session(n / 4).id) { expected[session(n / 4).id] = nil }
             XCTAssertTrue(store.flush())
             XCTAssertTrue(done)
         }

@@ -41,25 +41,36 @@ final class TransferTableTests: XCTestCase {
     }
 }
 
-final class DescriptorSetTests: XCTestCase {
-    func testMembershipFollowsInsertAndRemoveAgainstAReferenceSet() {
-        var set = DescriptorSet()
-        var reference = Set<Int32>()
+final class SocketStatesTests: XCTestCase {
+    func testRegisteredCountFollowsEveryChangeAgainstAReferenceDictionary() {
+        var states = SocketStates()
+        var reference: [Int32: SocketStates.State] = [:]
         var rng = SystemRandomNumberGenerator()
+        let choices: [SocketStates.State] = [
+            [], [.connection], [.connection, .registered, .readable], [.registered, .wanted, .readable, .writable],
+            [.connection, .registered, .wanted, .writable],
+        ]
         for _ in 0..<5_000 {
             let fd = Int32.random(in: 0..<300, using: &rng)
-            if Bool.random(using: &rng) {
-                XCTAssertEqual(set.insert(fd), reference.insert(fd).inserted)
-            } else {
-                XCTAssertEqual(set.remove(fd), reference.remove(fd) != nil)
-            }
-            XCTAssertEqual(set.contains(fd), reference.contains(fd))
+            let state = choices.randomElement(using: &rng) ?? []
+            states[fd] = state
+            reference[fd] = state
+            XCTAssertEqual(states[fd], state)
         }
-        XCTAssertEqual(set.count, reference.count)
-        XCTAssertEqual(set.members, reference.sorted())
-        XCTAssertFalse(set.insert(-1), "never a negative descriptor")
-        XCTAssertFalse(set.contains(-1))
-        XCTAssertFalse(set.contains(10_000), "beyond the bitmap: not a member")
+        let registered = reference.filter { $0.value.contains(.registered) }.keys.sorted()
+        XCTAssertEqual(states.registeredCount, registered.count)
+        XCTAssertEqual(states.registered, registered)
+        XCTAssertEqual(states.parked, reference.filter { $0.value.isParked }.keys.sorted())
+        XCTAssertEqual(states[-1], [], "a negative descriptor has no state")
+        states[-1] = [.registered]
+        XCTAssertEqual(states.registeredCount, registered.count, "and gets none")
+        XCTAssertEqual(states[10_000], [], "a descriptor never seen has none")
+    }
+
+    func testParkedMeansRegisteredButNotWanted() {
+        XCTAssertTrue(SocketStates.State([.connection, .registered, .readable]).isParked)
+        XCTAssertFalse(SocketStates.State([.connection, .registered, .wanted]).isParked)
+        XCTAssertFalse(SocketStates.State([.connection]).isParked)
     }
 }
 

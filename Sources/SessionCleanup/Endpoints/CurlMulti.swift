@@ -7,7 +7,12 @@ import EventLoop
 /// from inside a libcurl callback. Owns the multi handle and the share (TLS sessions and DNS)
 /// its transfers use.
 ///
-/// Idle (no transfer in libcurl) it has no descriptor and no timer registered with the loop.
+/// A kept-alive connection's socket stays registered with the loop between two transfers
+/// (parked: registered for reading only, and libcurl not told of its events), so a request on it
+/// costs no epoll_ctl DEL and ADD; libcurl reports the sockets it makes and closes for
+/// connections (`ccurl_sockets`), so a parked socket is unregistered before it is closed, and an
+/// event on one (the server closed it) unregisters it. Idle (no transfer in libcurl, after
+/// ``releaseParked()``) it has no descriptor and no timer registered with the loop.
 final class CurlMulti {
     /// The loop it runs in.
     let loop: EventLoop
@@ -16,8 +21,10 @@ final class CurlMulti {
     // Updated by libcurl's callbacks several times per transfer; exclusivity is not checked at
     // run time (issue 10's instruction count): confined to the loop's thread, and every access
     // is one statement that calls out to nothing which could reach these properties again.
-    /// Descriptors libcurl asked to have watched, all registered with the loop.
-    @exclusivity(unchecked) private var watched = DescriptorSet()
+    /// The sockets libcurl uses, and which of them are registered with the loop.
+    @exclusivity(unchecked) private var sockets = SocketStates()
+    /// Tells `sockets` which descriptors libcurl opens and closes for connections.
+    private var reporter: OpaquePointer?
     /// The loop timer standing in for libcurl's single timer, and when it fires.
     @exclusivity(unchecked) private var timer: EventLoop.TimerID?
     @exclusivity(unchecked) private var timerDeadline: MonotonicInstant?
@@ -84,23 +91,33 @@ final class CurlMulti {
         guard rc == CURLM_OK else {
             throw HTTPEngineError("curl_multi_setopt", detail: "socket and timer callbacks: \(Self.text(of: rc))")
         }
+        reporter = ccurl_sockets_new(
+            { driver, fd, opened in
+                guard let driver else { return }
+                Unmanaged<CurlMulti>.fromOpaque(driver).takeUnretainedValue().connectionSocket(fd, opened: opened != 0)
+            }, Unmanaged.passUnretained(self).toOpaque())
+        guard reporter != nil else {
+            throw HTTPEngineError("ccurl_sockets_new", detail: "out of memory")
+        }
     }
 
     deinit {
         // libcurl closes kept-alive connections in cleanup; it must not call back into a
         // half-destroyed driver, so detach first and unregister what is left by hand.
         _ = ccurl_multi_set_callbacks(multi, nil, nil, nil)
+        ccurl_sockets_detach(reporter)
         ccurl_multi_cleanup(multi)
         ccurl_share_free(share)
-        for fd in watched.members { loop.unwatch(fd) }
+        ccurl_sockets_free(reporter)
+        for fd in sockets.registered { loop.unwatch(fd) }
         if let timer { loop.cancel(timer) }
     }
 
     /// The CURLSH every transfer of this multi handle should use.
     var shareHandle: UnsafeMutableRawPointer? { ccurl_share_handle(share) }
 
-    /// Descriptors registered with the loop (0 when idle).
-    var watchedDescriptorCount: Int { watched.count }
+    /// Descriptors registered with the loop, parked ones included (0 when idle).
+    var watchedDescriptorCount: Int { sockets.registeredCount }
 
     /// Whether a loop timer is scheduled for libcurl.
     var hasScheduledTimer: Bool { timer != nil }
@@ -112,30 +129,86 @@ final class CurlMulti {
     /// Takes an easy handle back (finished or not); its connection stays in the pool if reusable.
     func remove(_ easy: UnsafeMutableRawPointer?) { ccurl_multi_remove_handle(multi, easy) }
 
+    /// Makes a transfer's connections report their sockets to this multi handle; before
+    /// ``add(_:)``.
+    func prepare(_ transfer: OpaquePointer) -> CURLcode { ccurl_transfer_report_sockets(transfer, reporter) }
+
+    /// Unregisters every parked socket (the engine has no transfer left).
+    func releaseParked() {
+        for fd in sockets.parked { unregister(fd) }
+    }
+
     // MARK: libcurl callbacks
 
     /// CURLMOPT_SOCKETFUNCTION: libcurl wants `fd` watched for `what`, or no longer watched.
     private func curlWantsSocket(_ fd: Int32, _ what: Int32) -> Int32 {
+        var state = sockets[fd]
         if what == Int32(CCURL_POLL_REMOVE) {
-            if watched.remove(fd) { loop.unwatch(fd) }
+            guard state.contains(.registered) else { return 0 }
+            state.remove(.wanted)
+            sockets[fd] = state
+            // A connection's socket is parked: for reading only (an idle socket is always
+            // writable), until the next transfer on it, an event, or its close.
+            if !state.contains(.connection) {
+                unregister(fd)
+            } else if state.contains(.writable) && !register(fd, readable: true, writable: false) {
+                unregister(fd)
+            }
             return 0
         }
         let readable = what & Int32(CCURL_POLL_IN) != 0
         let writable = what & Int32(CCURL_POLL_OUT) != 0
+        guard register(fd, readable: readable, writable: writable) else { return -1 }
+        sockets[fd].insert(.wanted)
+        return 0
+    }
+
+    /// Registers `fd` with the loop for `readable`/`writable`, or changes its registration (no
+    /// system call when it is registered so already). False (and journaled) if the loop refused:
+    /// libcurl then fails the transfers on it (CURLM_ABORTED_BY_CALLBACK).
+    private func register(_ fd: Int32, readable: Bool, writable: Bool) -> Bool {
+        var state = sockets[fd]
+        var mask: SocketStates.State = [.registered]
+        if readable { mask.insert(.readable) }
+        if writable { mask.insert(.writable) }
+        let current = state.intersection([.registered, .readable, .writable])
+        guard current != mask else { return true }
         do {
-            if watched.contains(fd) {
+            if state.contains(.registered) {
                 try loop.update(fd, readable: readable, writable: writable)
             } else {
                 try loop.watch(fd, readable: readable, writable: writable) { [unowned self] readiness in
                     self.socketReady(fd, readiness)
                 }
-                watched.insert(fd)
             }
-            return 0
         } catch {
             // libcurl then fails every transfer (CURLM_ABORTED_BY_CALLBACK): see onAbandoned.
             onInternalError(HTTPEngineError("watch socket", detail: "\(error)"))
-            return -1
+            return false
+        }
+        state.subtract([.registered, .readable, .writable])
+        sockets[fd] = state.union(mask)
+        return true
+    }
+
+    /// Unregisters `fd` from the loop, if it is registered.
+    private func unregister(_ fd: Int32) {
+        var state = sockets[fd]
+        guard state.contains(.registered) else { return }
+        loop.unwatch(fd)
+        state.subtract([.registered, .readable, .writable, .wanted])
+        sockets[fd] = state
+    }
+
+    /// `ccurl_sockets`: libcurl made `fd` for a connection, or is about to close it (after
+    /// telling the socket callback to stop watching it, if it was watched).
+    private func connectionSocket(_ fd: Int32, opened: Bool) {
+        if opened {
+            unregister(fd)  // a registration left under this number (cannot happen) goes first
+            sockets[fd] = [.connection]
+        } else {
+            unregister(fd)
+            sockets[fd] = []
         }
     }
 
@@ -180,6 +253,12 @@ final class CurlMulti {
     }
 
     private func socketReady(_ fd: Int32, _ readiness: EventLoop.Readiness) {
+        guard sockets[fd].contains(.wanted) else {
+            // Parked, and the server closed it (or sent what was not asked for): libcurl finds
+            // out when it next tries the connection.
+            unregister(fd)
+            return
+        }
         var mask: Int32 = 0
         if readiness.readable { mask |= Int32(CCURL_CSELECT_IN) }
         if readiness.writable { mask |= Int32(CCURL_CSELECT_OUT) }

@@ -47,12 +47,7 @@ public struct EndSessionCall: Sendable {
         let secret = key.exposedSecret
         let endpoint = template.configuration
         let encoded = Self.percentEncoded(secret)
-        var url = ""
-        url.reserveCapacity(template.urlLength + encoded.utf8.count * (template.urlPieces.count - 1))
-        for (index, piece) in template.urlPieces.enumerated() {
-            if index > 0 { url += encoded }
-            url += piece
-        }
+        let url = template.url(with: encoded)
         var headers: [String]
         if template.headersNeedKey {
             headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
@@ -94,7 +89,8 @@ public struct EndSessionCall: Sendable {
             }
         }
         // Keys are mostly tokens that need no encoding: then the text is its own encoding.
-        if text.utf8.allSatisfy(isUnreserved) { return text }
+        var text = text
+        if text.withUTF8({ $0.allSatisfy(isUnreserved) }) { return text }
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count * 3)
@@ -193,6 +189,31 @@ public final class EndpointTemplate: Sendable {
         token = configuration.tokenCredential.flatMap { credentials[$0] }
         headersWithToken = configuration.headers + (token.map { [Self.bearer($0)] } ?? [])
     }
+
+    /// The URL with `encodedKey` in every `{session}`, written into one string of its final size.
+    func url(with encodedKey: String) -> String {
+        var key = encodedKey
+        return key.withUTF8 { key in
+            String(unsafeUninitializedCapacity: urlLength + key.count * (urlPieces.count - 1)) { out in
+                var written = 0
+                for (index, piece) in urlPieces.enumerated() {
+                    if index > 0 {
+                        _ = UnsafeMutableBufferPointer(rebasing: out[written...]).initialize(from: key)
+                        written += key.count
+                    }
+                    var piece = piece
+                    piece.withUTF8 { bytes in
+                        _ = UnsafeMutableBufferPointer(rebasing: out[written...]).initialize(from: bytes)
+                        written += bytes.count
+                    }
+                }
+                return written
+            }
+        }
+    }
+
+    /// What a reply to a call to this endpoint means (``ReplyJudge``).
+    func judge(_ result: HTTPResult) -> ReplyJudge.Verdict { ReplyJudge.judge(result, endpoint: configuration) }
 
     /// The header that sends `token` as a bearer token.
     static func bearer(_ token: String) -> String { "Authorization: Bearer \(token)" }

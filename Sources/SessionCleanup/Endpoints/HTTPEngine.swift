@@ -240,6 +240,7 @@ public final class HTTPEngine {
         let transfer = try pool.take(for: entry.profile, subject: subject)
         ccurl_transfer_begin(transfer, tag, entry.request.maxReplyBytes)
         do {
+            try TransferOptions.check(multi.prepare(transfer), "CURLOPT_OPENSOCKETFUNCTION", subject)
             let remaining = entry.deadline.duration(since: loop.clock.now())
             try TransferOptions.apply(
                 entry.request, to: transfer, timeout: remaining, pipeWait: waitsToMultiplex(tag, entry))
@@ -333,7 +334,7 @@ public final class HTTPEngine {
     /// done: each ends here, so none waits for a completion that never comes. With none left in
     /// it, libcurl takes new transfers again.
     private func libcurlAbandonedEveryTransfer() {
-        for tag in transfers.keys.sorted() {
+        for tag in transfers.tags.sorted() {
             // A completion run by an earlier `finish` may have ended or started others.
             guard let entry = transfers[tag], entry.handle != nil else { continue }
             let failure = TransportFailure(
@@ -371,6 +372,8 @@ public final class HTTPEngine {
         entry.completion(
             HTTPResult(
                 outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion))
+        // Idle once the completion started nothing new: no descriptor stays registered.
+        if transfers.isEmpty { multi.releaseParked() }
     }
 
     // MARK: URLs

@@ -103,31 +103,38 @@ enum LastStopRunDocument {
 
     static func encodeResults(_ record: RunRecord) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + record.results.count * 96)
+        bytes.reserveCapacity(64 + record.results.count * 64)
         bytes += "session-cleanup-results 1 \(record.id) \(record.results.count)\n".utf8
-        // Numbers are written digit by digit, not through a String each: a stop run writes one
-        // line per call.
+        // Each line is written through a pointer into scratch space large enough for it, then
+        // appended at once: a stop run writes one line per call, and appending byte by byte to
+        // the array checks its uniqueness and capacity for every byte.
         for call in record.results {
-            appendHex(call.sessionID.rawValue, to: &bytes)
-            bytes.append(tab)
-            appendDecimal(Int64(call.ownerUID), to: &bytes)
-            bytes.append(tab)
-            appendEscaped(call.endpoint, to: &bytes)
-            bytes.append(tab)
-            bytes += call.outcome.word.utf8
-            bytes.append(tab)
-            if let status = call.outcome.httpStatus {
-                appendDecimal(Int64(status), to: &bytes)
-            } else {
-                bytes.append(UInt8(ascii: "-"))
+            let cause = call.outcome.isEnded ? "" : call.outcome.cause ?? ""
+            let bound = 128 + 2 * call.endpoint.utf8.count + 2 * cause.utf8.count
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
+                var line = LineWriter(scratch)
+                line.hex(call.sessionID.rawValue)
+                line.byte(tab)
+                line.decimal(Int64(call.ownerUID))
+                line.byte(tab)
+                line.escaped(call.endpoint)
+                line.byte(tab)
+                line.escaped(call.outcome.word)
+                line.byte(tab)
+                if let status = call.outcome.httpStatus {
+                    line.decimal(Int64(status))
+                } else {
+                    line.byte(UInt8(ascii: "-"))
+                }
+                line.byte(tab)
+                line.decimal(Int64(call.attempts))
+                line.byte(tab)
+                line.decimal(call.durationMicroseconds)
+                line.byte(tab)
+                line.escaped(cause)
+                line.byte(newline)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<line.count]))
             }
-            bytes.append(tab)
-            appendDecimal(Int64(call.attempts), to: &bytes)
-            bytes.append(tab)
-            appendDecimal(call.durationMicroseconds, to: &bytes)
-            bytes.append(tab)
-            if !call.outcome.isEnded { appendEscaped(call.outcome.cause ?? "", to: &bytes) }
-            bytes.append(newline)
         }
         return bytes
     }
@@ -178,52 +185,6 @@ enum LastStopRunDocument {
     private static let newline = UInt8(ascii: "\n")
     private static let backslash = UInt8(ascii: "\\")
 
-    /// 16 lowercase hexadecimal digits, as ``SessionID/description`` spells them.
-    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
-        for shift in stride(from: 60, through: 0, by: -4) {
-            let nibble = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
-            bytes.append(nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10))
-        }
-    }
-
-    private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        guard magnitude < 10_000_000_000_000_000 else {
-            bytes += String(magnitude).utf8
-            return
-        }
-        // Up to 16 digits, 4 bits each, the most significant ending up lowest.
-        var packed: UInt64 = 0
-        var count = 0
-        repeat {
-            packed = packed << 4 | magnitude % 10
-            count += 1
-            magnitude /= 10
-        } while magnitude > 0
-        for _ in 0..<count {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: packed & 0xF))
-            packed >>= 4
-        }
-    }
-
-    private static func appendEscaped(_ text: String, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
-            guard utf8.contains(where: { $0 == backslash || $0 == tab || $0 == newline }) else {
-                return bytes.append(contentsOf: utf8)
-            }
-            for byte in utf8 {
-                switch byte {
-                case backslash: bytes += [backslash, backslash]
-                case tab: bytes += [backslash, UInt8(ascii: "t")]
-                case newline: bytes += [backslash, UInt8(ascii: "n")]
-                default: bytes.append(byte)
-                }
-            }
-        }
-    }
-
     private static func unescaped(_ bytes: ArraySlice<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
@@ -239,5 +200,69 @@ enum LastStopRunDocument {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Writes one line of the results file into scratch space its caller sized for it (fields are
+/// at most 20 digits; escaped text at most twice its bytes).
+private struct LineWriter {
+    private let base: UnsafeMutableBufferPointer<UInt8>
+    /// Bytes written.
+    private(set) var count = 0
+
+    init(_ base: UnsafeMutableBufferPointer<UInt8>) { self.base = base }
+
+    mutating func byte(_ value: UInt8) {
+        assert(count < base.count, "results line longer than its scratch space")
+        base[count] = value
+        count += 1
+    }
+
+    /// 16 lowercase hexadecimal digits, as ``SessionID/description`` spells them.
+    mutating func hex(_ value: UInt64) {
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let nibble = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
+            byte(nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10))
+        }
+    }
+
+    mutating func decimal(_ value: Int64) {
+        if value < 0 { byte(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, Int) = (0, 0)  // up to 16 digits packed 4 bits each, most significant lowest
+        guard magnitude < 10_000_000_000_000_000 else {
+            for digit in String(magnitude).utf8 { byte(digit) }
+            return
+        }
+        repeat {
+            digits = (digits.0 << 4 | magnitude % 10, digits.1 + 1)
+            magnitude /= 10
+        } while magnitude > 0
+        for _ in 0..<digits.1 {
+            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digits.0 & 0xF))
+            digits.0 >>= 4
+        }
+    }
+
+    /// `text` with backslash, tab and newline escaped (`\\`, `\t`, `\n`).
+    mutating func escaped(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            for value in utf8 {
+                switch value {
+                case UInt8(ascii: "\\"):
+                    byte(value)
+                    byte(value)
+                case UInt8(ascii: "\t"):
+                    byte(UInt8(ascii: "\\"))
+                    byte(UInt8(ascii: "t"))
+                case UInt8(ascii: "\n"):
+                    byte(UInt8(ascii: "\\"))
+                    byte(UInt8(ascii: "n"))
+                default:
+                    byte(value)
+                }
+            }
+        }
     }
 }

@@ -78,7 +78,7 @@ final class StoreCommitter {
     /// commit, retried until durable.
     func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
         if result.ended {
-            if store.recordEnded(result.id) != nil { onSessionCountChanged() }
+            if store.recordEnded(result.id) { onSessionCountChanged() }
             return
         }
         guard let session = store.session(id: result.id) else { return }
@@ -87,7 +87,7 @@ final class StoreCommitter {
         if !dropped.isEmpty { recordDropped(session, dropped) }
         let kept = left.filter { !dropped.contains($0) }
         guard !kept.isEmpty else {
-            if store.recordEnded(result.id) != nil { onSessionCountChanged() }
+            if store.recordEnded(result.id) { onSessionCountChanged() }
             return
         }
         if kept != session.endpoints {

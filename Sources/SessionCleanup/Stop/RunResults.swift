@@ -60,18 +60,19 @@ struct RunResults {
         _ index: Int, _ endpoint: String, _ outcome: CallOutcome, attempts: Int, duration: Duration
     ) -> CleanupRun.SessionResult? {
         callsLeft -= 1
-        let session = sessions[index]
+        // Fields, not a copy of the session: one call each.
         report.calls.append(
             RunReport.CallResult(
-                sessionID: session.id, ownerUID: session.ownerUID, endpoint: endpoint, outcome: outcome,
-                attempts: attempts, duration: duration))
+                sessionID: sessions[index].id, ownerUID: sessions[index].ownerUID, endpoint: endpoint,
+                outcome: outcome, attempts: attempts, duration: duration))
         let ended = outcome.isEnded
         if !ended { callsNotEnded += 1 }
-        guard session.endpoints.count > 1 else {
+        let endpointCount = sessions[index].endpoints.count
+        guard endpointCount > 1 else {
             return sessionFinished(
-                index, allEnded: ended, endedEndpoints: ended ? session.endpoints : [], outcome, attempts)
+                index, allEnded: ended, endedEndpoints: ended ? sessions[index].endpoints : [], outcome, attempts)
         }
-        var done = progress.removeValue(forKey: index) ?? SessionProgress(callsLeft: session.endpoints.count)
+        var done = progress.removeValue(forKey: index) ?? SessionProgress(callsLeft: endpointCount)
         done.callsLeft -= 1
         done.attempts += attempts
         if ended {

@@ -77,7 +77,7 @@ enum StoreRecovery {
             table.upsert(s)
             return true
         case .remove(let id):
-            return table.remove(id) != nil
+            return table.delete(id)
         case .outcome(let id, let attempts, let lastOutcome):
             return table.update(id) {
                 $0.attempts = attempts

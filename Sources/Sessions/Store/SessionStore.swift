@@ -188,13 +188,14 @@ package final class SessionStore {
 
     // MARK: Run results
 
-    /// A run ended the session at every endpoint: it leaves the store.
+    /// A run ended the session at every endpoint: it leaves the store. Returns whether it was
+    /// there (nothing is done if not).
     @discardableResult
-    package func recordEnded(_ id: SessionID) -> Session? {
-        guard !isClosed, let removed = table.remove(id) else { return nil }
+    package func recordEnded(_ id: SessionID) -> Bool {
+        guard !isClosed, table.delete(id) else { return false }
         stagedRuns.append(.remove(id), isRemoval: true)
         requestSubmit()
-        return removed
+        return true
     }
 
     /// Stores a new version of a registered session (same id), e.g. with fewer endpoints left.
