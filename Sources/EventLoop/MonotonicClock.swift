@@ -14,7 +14,12 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable {
 
     /// The instant `duration` later (earlier for a negative one, never before the origin).
     public func advanced(by duration: Duration) -> MonotonicInstant {
-        let delta = duration.microseconds
+        advanced(byMicroseconds: duration.microseconds)
+    }
+
+    /// The instant `delta` microseconds later (earlier if negative, not before the origin):
+    /// `advanced(by:)` without a `Duration`, whose conversion costs more than the addition.
+    public func advanced(byMicroseconds delta: Int64) -> MonotonicInstant {
         if delta >= 0 { return MonotonicInstant(microseconds: microseconds &+ UInt64(delta)) }
         let back = UInt64(-delta)
         return MonotonicInstant(microseconds: back > microseconds ? 0 : microseconds - back)

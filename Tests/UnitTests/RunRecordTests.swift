@@ -40,6 +40,24 @@ final class RunRecordTests: XCTestCase {
         XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: bytes), original)
     }
 
+    func testTheLongestLinesFitTheSpaceTheResultsFileIsWrittenInto() throws {
+        // Every byte of the endpoint and the cause escaped (twice its size), numbers at their widest
+        // (the file keeps microseconds).
+        let worst = String(repeating: "\t\n\\", count: 400)
+        let original = record([
+            RunReport.CallResult(
+                sessionID: SessionID(rawValue: .max), ownerUID: .max, endpoint: String(repeating: "\t", count: 300),
+                outcome: .rejected(status: .max, reason: worst), attempts: .max,
+                duration: .nanoseconds(Int64.max / 1000 * 1000)),
+            RunReport.CallResult(
+                sessionID: SessionID(rawValue: 0), ownerUID: 0, endpoint: "", outcome: .failed(cause: worst),
+                attempts: 0, duration: .microseconds(-1_000_001)),
+        ])
+        let facts = try object(LastStopRunDocument.facts(original))
+        let bytes = LastStopRunDocument.encodeResults(original)
+        XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: bytes), original)
+    }
+
     func testAResultsFileOfAnotherRunOrCutShortIsNotRead() throws {
         let first = record([call(0, .ended(status: 200))])
         let second = record([call(0, .ended(status: 200))])

@@ -221,7 +221,7 @@ final class CurlMulti {
             disarmTimer()
             return
         }
-        let deadline = loop.clock.now().advanced(by: .milliseconds(milliseconds))
+        let deadline = loop.clock.now().advanced(byMicroseconds: Int64(milliseconds) * 1_000)
         curlDeadline = deadline
         // libcurl moves its timer often; a loop timer that fires no later can stay and re-arm.
         if let timerDeadline, timerDeadline <= deadline { return }

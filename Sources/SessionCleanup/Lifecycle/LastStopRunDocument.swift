@@ -102,41 +102,44 @@ enum LastStopRunDocument {
     // MARK: Results
 
     static func encodeResults(_ record: RunRecord) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + record.results.count * 64)
-        bytes += "session-cleanup-results 1 \(record.id) \(record.results.count)\n".utf8
-        // Each line is written through a pointer into scratch space large enough for it, then
-        // appended at once: a stop run writes one line per call, and appending byte by byte to
-        // the array checks its uniqueness and capacity for every byte.
+        let header = "session-cleanup-results 1 \(record.id) \(record.results.count)\n"
+        // Written through a pointer into an array sized once for the most every line can take
+        // (fields are at most 20 digits, escaped text at most twice its bytes): a stop run writes
+        // one line per call, and appending byte by byte would check the array's uniqueness and
+        // capacity for every byte.
+        var bound = header.utf8.count
         for call in record.results {
-            let cause = call.outcome.isEnded ? "" : call.outcome.cause ?? ""
-            let bound = 128 + 2 * call.endpoint.utf8.count + 2 * cause.utf8.count
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { scratch in
-                var line = LineWriter(scratch)
-                line.hex(call.sessionID.rawValue)
-                line.byte(tab)
-                line.decimal(Int64(call.ownerUID))
-                line.byte(tab)
-                line.escaped(call.endpoint)
-                line.byte(tab)
-                line.escaped(call.outcome.word)
-                line.byte(tab)
-                if let status = call.outcome.httpStatus {
-                    line.decimal(Int64(status))
-                } else {
-                    line.byte(UInt8(ascii: "-"))
-                }
-                line.byte(tab)
-                line.decimal(Int64(call.attempts))
-                line.byte(tab)
-                line.decimal(call.durationMicroseconds)
-                line.byte(tab)
-                line.escaped(cause)
-                line.byte(newline)
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<line.count]))
-            }
+            bound +=
+                128 + 2 * call.endpoint.utf8.count + 2
+                * (call.outcome.isEnded ? 0 : call.outcome.cause?.utf8.count ?? 0)
         }
-        return bytes
+        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, written in
+            var out = LineWriter(buffer)
+            out.raw(header)
+            for call in record.results {
+                out.hex(call.sessionID.rawValue)
+                out.byte(tab)
+                out.decimal(Int64(call.ownerUID))
+                out.byte(tab)
+                out.escaped(call.endpoint)
+                out.byte(tab)
+                out.escaped(call.outcome.word)
+                out.byte(tab)
+                if let status = call.outcome.httpStatus {
+                    out.decimal(Int64(status))
+                } else {
+                    out.byte(UInt8(ascii: "-"))
+                }
+                out.byte(tab)
+                out.decimal(Int64(call.attempts))
+                out.byte(tab)
+                out.decimal(call.durationMicroseconds)
+                out.byte(tab)
+                if !call.outcome.isEnded { out.escaped(call.outcome.cause ?? "") }
+                out.byte(newline)
+            }
+            written = out.count
+        }
     }
 
     static func decodeResults(_ bytes: [UInt8], runID: RunID) -> [RunReport.CallResult]? {
@@ -203,8 +206,7 @@ enum LastStopRunDocument {
     }
 }
 
-/// Writes one line of the results file into scratch space its caller sized for it (fields are
-/// at most 20 digits; escaped text at most twice its bytes).
+/// Writes the results file into space its caller sized for it.
 private struct LineWriter {
     private let base: UnsafeMutableBufferPointer<UInt8>
     /// Bytes written.
@@ -213,9 +215,14 @@ private struct LineWriter {
     init(_ base: UnsafeMutableBufferPointer<UInt8>) { self.base = base }
 
     mutating func byte(_ value: UInt8) {
-        assert(count < base.count, "results line longer than its scratch space")
+        precondition(count < base.count, "results file longer than the space sized for it")
         base[count] = value
         count += 1
+    }
+
+    /// `text` as it is.
+    mutating func raw(_ text: String) {
+        for value in text.utf8 { byte(value) }
     }
 
     /// 16 lowercase hexadecimal digits, as ``SessionID/description`` spells them.
