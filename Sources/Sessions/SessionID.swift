@@ -35,16 +35,29 @@ public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The 16 lowercase hexadecimal characters.
     public var description: String {
-        // Written straight into the string's storage: the journal, the store and the run's
-        // report ask for it once per call.
+        // Written straight into the string's storage: the store and the run's report ask for it
+        // once per call.
         String(unsafeUninitializedCapacity: 16) { buffer in
-            var v = rawValue
-            for i in stride(from: 15, through: 0, by: -1) {
-                let nibble = UInt8(truncatingIfNeeded: v & 0xF)
-                buffer[i] = nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
-                v >>= 4
-            }
+            writeHex(into: buffer)
             return 16
+        }
+    }
+
+    /// Appends the 16 lowercase hexadecimal characters of ``description`` to `bytes`, without
+    /// a String (the journal writes one per ended session).
+    public func appendHex(to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            writeHex(into: buffer)
+            bytes.append(contentsOf: buffer)
+        }
+    }
+
+    private func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        var v = rawValue
+        for i in stride(from: 15, through: 0, by: -1) {
+            let nibble = UInt8(truncatingIfNeeded: v & 0xF)
+            buffer[i] = nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
+            v >>= 4
         }
     }
 

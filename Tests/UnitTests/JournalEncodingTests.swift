@@ -1,3 +1,4 @@
+import Sessions
 import XCTest
 
 @testable import SessionCleanup
@@ -23,6 +24,22 @@ final class JournalEncodingTests: XCTestCase {
             SIGNAL=SIGTERM
 
             """)
+    }
+
+    func testASessionIDFieldIsWrittenAsItsHexDigitsInBothForms() {
+        let id = SessionID(rawValue: 0x0123_4567_89ab_cdef)
+        var byID = JournalEntry(
+            .callsEnded, "ended", [JournalField(.sessionID, id), JournalField(.sessionID, .init(rawValue: 0))])
+        byID.location = nil
+        var byText = byID
+        byText.fields = [JournalField(.sessionID, id.description), JournalField(.sessionID, "0000000000000000")]
+        XCTAssertEqual(byID.fields, byText.fields, "equal by value, whatever they hold")
+        XCTAssertEqual(byID.values(of: .sessionID), ["0123456789abcdef", "0000000000000000"])
+        XCTAssertEqual(
+            JournalEncoding.native(byID, identifier: "t", dropped: 0),
+            JournalEncoding.native(byText, identifier: "t", dropped: 0))
+        XCTAssertEqual(JournalEncoding.line(byID, dropped: 0), JournalEncoding.line(byText, dropped: 0))
+        XCTAssertTrue(text(JournalEncoding.line(byID, dropped: 0)).contains(" SESSION_ID=0123456789abcdef "))
     }
 
     func testAValueWithANewlineUsesTheBinaryForm() {

@@ -18,7 +18,17 @@ enum JournalEncoding {
             append("CODE_LINE", String(location.line), to: &bytes)
             append("CODE_FUNC", location.function, to: &bytes)
         }
-        for field in entry.fields { append(field.name.rawValue, field.value, to: &bytes) }
+        for field in entry.fields {
+            switch field.content {
+            case .text(let value):
+                append(field.name.rawValue, value, to: &bytes)
+            case .sessionID(let id):
+                appendUTF8(field.name.rawValue, to: &bytes)
+                bytes.append(UInt8(ascii: "="))
+                id.appendHex(to: &bytes)
+                bytes.append(newline)
+            }
+        }
         if dropped > 0 { append(JournalField.Name.journalDropped.rawValue, String(dropped), to: &bytes) }
         return bytes
     }
@@ -40,7 +50,10 @@ enum JournalEncoding {
             bytes.append(UInt8(ascii: " "))
             bytes.append(contentsOf: field.name.rawValue.utf8)
             bytes.append(UInt8(ascii: "="))
-            appendOneLine(field.value, to: &bytes)
+            switch field.content {
+            case .text(let value): appendOneLine(value, to: &bytes)
+            case .sessionID(let id): id.appendHex(to: &bytes)
+            }
         }
         if dropped > 0 {
             bytes.append(contentsOf: " \(JournalField.Name.journalDropped.rawValue)=\(dropped)".utf8)

@@ -1,3 +1,5 @@
+import Sessions
+
 /// One structured journal field: `NAME=value`.
 ///
 /// journald silently drops fields whose names are not upper-case `[A-Z0-9_]`, start with a digit
@@ -129,16 +131,40 @@ public struct JournalField: Sendable, Equatable {
         ]
     }
 
+    /// What a field holds: text, or a session's id kept as its number until the entry is
+    /// encoded (a `calls-ended` entry holds up to 500 of them; no String is made for each).
+    enum Content: Sendable {
+        case text(String)
+        case sessionID(SessionID)
+    }
+
     /// The field's name.
     public let name: Name
+    /// What it holds.
+    let content: Content
+
     /// The field's value (may contain newlines: the native protocol carries them).
-    public let value: String
+    public var value: String {
+        switch content {
+        case .text(let text): return text
+        case .sessionID(let id): return id.description
+        }
+    }
 
     /// Creates `name=value`.
     public init(_ name: Name, _ value: String) {
         self.name = name
-        self.value = value
+        content = .text(value)
     }
+
+    /// Creates `name=` a session's id (its 16 hexadecimal digits, as ``SessionID/description``).
+    public init(_ name: Name, _ id: SessionID) {
+        self.name = name
+        content = .sessionID(id)
+    }
+
+    /// Equal when name and value are, whatever they hold.
+    public static func == (a: JournalField, b: JournalField) -> Bool { a.name == b.name && a.value == b.value }
 
     /// Creates `name=value` for an integer value.
     public init<Number: BinaryInteger>(_ name: Name, _ value: Number) {

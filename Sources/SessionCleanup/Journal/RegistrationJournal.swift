@@ -26,7 +26,7 @@ final class RegistrationJournal {
     /// A session was registered.
     func registered(_ session: Session) {
         var fields = [
-            JournalField(.sessionID, session.id.description), JournalField(.ownerUID, session.ownerUID),
+            JournalField(.sessionID, session.id), JournalField(.ownerUID, session.ownerUID),
             JournalField(.endpoint, session.endpoints.joined(separator: " ")),
         ]
         if let label = session.label { fields.append(JournalField(.sessionLabel, label)) }
@@ -40,7 +40,7 @@ final class RegistrationJournal {
         journal.record(
             JournalEntry(
                 .unregistered, "Session \(session.id) unregistered by uid \(uid) without being ended",
-                [JournalField(.sessionID, session.id.description), JournalField(.peerUID, uid)]))
+                [JournalField(.sessionID, session.id), JournalField(.peerUID, uid)]))
         unregisteredCount += 1
         scheduleSummary()
     }

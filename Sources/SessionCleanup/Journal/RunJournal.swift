@@ -82,7 +82,7 @@ final class RunJournal {
         }
         var fields = runFields
         fields += [
-            JournalField(.sessionID, session.description), JournalField(.endpoint, endpoint),
+            JournalField(.sessionID, session), JournalField(.endpoint, endpoint),
             JournalField(.outcome, outcome.word), JournalField(.calls, 1), JournalField(.attempts, attempts),
             JournalField(.durationUsec, duration.microseconds),
         ]
@@ -176,7 +176,7 @@ final class RunJournal {
             JournalField(.httpStatus, key.status), JournalField(.calls, sessions.count),
         ]
         if let url = groups[group].url { fields.append(JournalField(.url, url)) }
-        for session in sessions { fields.append(JournalField(.sessionID, session.description)) }
+        for session in sessions { fields.append(JournalField(.sessionID, session)) }
         let message =
             sessions.count == 1
             ? "Session \(sessions[0]) ended at \(key.endpoint) (HTTP \(key.status))"

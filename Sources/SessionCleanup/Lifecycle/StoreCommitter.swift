@@ -106,7 +106,7 @@ final class StoreCommitter {
                 "Session \(session.id): endpoint \(endpoints.joined(separator: ", ")) not configured any more, "
                     + "dropped from the session without a call",
                 [
-                    JournalField(.sessionID, session.id.description), JournalField(.endpoint, names),
+                    JournalField(.sessionID, session.id), JournalField(.endpoint, names),
                     JournalField(.ownerUID, session.ownerUID),
                 ]))
     }
