@@ -423,8 +423,10 @@ class NetworkSuite:
     def origins(self):
         calls = 300 if self.quick else 10000
         counts = [1, 3] if self.quick else ORIGIN_COUNTS
+        if self.args.origins:
+            counts = [int(k) for k in self.args.origins.split(",")]
         configurations = []
-        for mode in ("http", "https"):
+        for mode in self.args.modes.split(",") if self.args.modes else ("http", "https"):
             for k in counts:
                 configurations.append((f"{mode.upper()} {k} origin{'s' if k > 1 else ''}", mode, k, calls, "1.1",
                                        128, ""))
