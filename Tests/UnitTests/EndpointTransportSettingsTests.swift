@@ -20,9 +20,9 @@ final class EndpointTransportSettingsTests: XCTestCase {
         }
     }
 
-    func testDefaultsAreHTTP11AndNoProxy() throws {
+    func testDefaultsAreAutomaticHTTPAndNoProxy() throws {
         let auth = try endpoint("")
-        XCTAssertEqual(auth.httpVersion, .http1_1, "HTTP/2 is opt-in: HTTPVersion=auto")
+        XCTAssertEqual(auth.httpVersion, .automatic, "HTTP/2 by ALPN unless pinned")
         XCTAssertNil(auth.proxy)
         XCTAssertEqual(auth.noProxy, "")
         XCTAssertNil(auth.maxConnectionsPerHost)

@@ -107,9 +107,9 @@ public struct EndpointConfiguration: Sendable, Equatable {
     public var tokenCredential: String?
     /// `CAFile=`: a private CA bundle to verify the server against.
     public var caFile: String?
-    /// `HTTPVersion=`: `1.1` (the default: faster than multiplexing in the benchmark, see
-    /// BENCHMARKS.md), `auto` (HTTP/2 where an https server offers it, else 1.1) or `2`.
-    public var httpVersion: HTTPRequest.Version = .http1_1
+    /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;
+    /// chosen from the benchmark, see BENCHMARKS.md), `1.1` or `2`.
+    public var httpVersion: HTTPRequest.Version = .automatic
     /// `Proxy=`: `http://`, `https://` or `socks5h://host:port`; nil: no proxy, whatever the
     /// environment says.
     public var proxy: String?
