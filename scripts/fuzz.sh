@@ -46,8 +46,13 @@ scratch=.build/fuzz
 build=(-c release --scratch-path "$scratch" --sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address
     -Xswiftc -DFUZZING -Xswiftc -warnings-as-errors)
 for target in "${targets[@]}"; do
-    swift build -q "${build[@]}" --product "fuzz-$target" 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" || true
-    [ "${PIPESTATUS[0]}" = 0 ] || { echo "fuzz.sh: building fuzz-$target failed" >&2; exit 1; }
+    # `grep || true` inside the braces: the pipeline then fails exactly when the build does
+    # (pipefail). A `|| true` after the pipeline would hide that, and the old binary would run.
+    if ! swift build -q "${build[@]}" --product "fuzz-$target" 2>&1 |
+        { grep -v "ld.gold: warning: Cannot export local symbol" || true; }; then
+        echo "fuzz.sh: building fuzz-$target failed" >&2
+        exit 1
+    fi
 done
 bin=$(swift build "${build[@]}" --show-bin-path)
 

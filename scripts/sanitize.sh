@@ -25,9 +25,13 @@ mkdir -p "$reports"
 start=$(date +%s)
 
 # -sanitize on every Swift module and clang's on the C shims (SwiftPM's --sanitize does both).
-swift build --build-tests --scratch-path "$scratch" --sanitize "$kind" -Xswiftc -warnings-as-errors 2>&1 |
-    grep -v "ld.gold: warning: Cannot export local symbol" || true
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "sanitize.sh: the $kind build failed" >&2; exit 1; }
+# `grep || true` inside the braces: the pipeline fails exactly when the build does (pipefail); a
+# `|| true` after it would hide a failed build, and the tests would run the old one.
+if ! swift build --build-tests --scratch-path "$scratch" --sanitize "$kind" -Xswiftc -warnings-as-errors 2>&1 |
+    { grep -v "ld.gold: warning: Cannot export local symbol" || true; }; then
+    echo "sanitize.sh: the $kind build failed" >&2
+    exit 1
+fi
 built=$(date +%s)
 
 # Swift's backtracer would race the sanitizer's own report of a crash.
