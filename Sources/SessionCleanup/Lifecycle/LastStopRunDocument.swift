@@ -236,18 +236,21 @@ private struct LineWriter {
     mutating func decimal(_ value: Int64) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        var digits: (UInt64, Int) = (0, 0)  // up to 16 digits packed 4 bits each, most significant lowest
         guard magnitude < 10_000_000_000_000_000 else {
             for digit in String(magnitude).utf8 { byte(digit) }
             return
         }
+        // Up to 16 digits, 4 bits each, the most significant ending up lowest.
+        var packed: UInt64 = 0
+        var digitCount = 0
         repeat {
-            digits = (digits.0 << 4 | magnitude % 10, digits.1 + 1)
+            packed = packed << 4 | magnitude % 10
+            digitCount += 1
             magnitude /= 10
         } while magnitude > 0
-        for _ in 0..<digits.1 {
-            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digits.0 & 0xF))
-            digits.0 >>= 4
+        for _ in 0..<digitCount {
+            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: packed & 0xF))
+            packed >>= 4
         }
     }
 
