@@ -127,10 +127,13 @@ static size_t on_header(char *data, size_t size, size_t count, void *userp) {
     }
     static const char status_prefix[] = "HTTP/";
     static const char retry_name[] = "retry-after:";
-    if (length >= sizeof status_prefix - 1 && memcmp(data, status_prefix, sizeof status_prefix - 1) == 0) {
+    /* Most lines are neither: their first letter says so without a comparison. */
+    char first = length > 0 ? data[0] : '\0';
+    if (first == 'H' && length >= sizeof status_prefix - 1 && memcmp(data, status_prefix, sizeof status_prefix - 1) == 0) {
         /* A new response (after a 1xx, say): forget the previous one's headers. */
         t->retry_after = -1;
-    } else if (length >= sizeof retry_name - 1 && strncasecmp(data, retry_name, sizeof retry_name - 1) == 0) {
+    } else if ((first == 'r' || first == 'R') && length >= sizeof retry_name - 1 &&
+               strncasecmp(data, retry_name, sizeof retry_name - 1) == 0) {
         t->retry_after = parse_retry_after(data + sizeof retry_name - 1, length - (sizeof retry_name - 1));
     }
     return length;
@@ -263,6 +266,31 @@ CURLcode ccurl_transfer_set_method(ccurl_transfer *t, const char *method) {
 CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t) {
     if (t->headers == NULL) return CURLE_OK;
     return ccurl_api.easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+}
+
+CURLcode ccurl_transfer_set_request(
+    ccurl_transfer *t, const char *url, long timeout_ms, long connect_timeout_ms, int pipe_wait, const char **failed) {
+    CURLcode rc;
+    const char *option = "CURLOPT_URL";
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_URL, url)) != CURLE_OK) goto fail;
+    option = "CURLOPT_TIMEOUT_MS";
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, timeout_ms)) != CURLE_OK) goto fail;
+    option = "CURLOPT_CONNECTTIMEOUT_MS";
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms)) != CURLE_OK) goto fail;
+    option = "CURLOPT_PIPEWAIT";
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PIPEWAIT, pipe_wait ? 1L : 0L)) != CURLE_OK) goto fail;
+    return CURLE_OK;
+fail:
+    if (failed != NULL) *failed = option;
+    return rc;
+}
+
+void ccurl_transfer_finished_info(ccurl_transfer *t, ccurl_finished_info *info) {
+    memset(info, 0, sizeof *info);
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &info->status) != CURLE_OK) info->status = 0;
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &info->connects) != CURLE_OK) info->connects = 0;
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_PRIMARY_PORT, &info->port) != CURLE_OK) info->port = 0;
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &info->http_version) != CURLE_OK) info->http_version = 0;
 }
 
 const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length) {

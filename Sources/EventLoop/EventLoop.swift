@@ -44,8 +44,10 @@ public final class EventLoop {
     /// The clock the loop's timers use.
     public let clock: any MonotonicClock
     private let epollFD: Int32
-    /// Registrations by descriptor.
-    private var handlers: [Int32: Registration] = [:]
+    /// Registrations by descriptor. Looked up for every event; exclusivity is not checked at run
+    /// time (issue 10's instruction count): the loop is confined to its thread, and every access
+    /// is one statement — a handler runs after its registration was copied out.
+    @exclusivity(unchecked) private var handlers = DescriptorTable<Registration>()
     private var nextRegistration: UInt32 = 0
     /// A binary min-heap on deadline; cancelled timers stay in it until they reach the top.
     private var timerHeap: [Timer] = []
@@ -122,7 +124,7 @@ public final class EventLoop {
 
     /// Stops watching `fd`. Call before closing it. Unknown descriptors are ignored.
     public func unwatch(_ fd: Int32) {
-        guard handlers.removeValue(forKey: fd) != nil else { return }
+        guard handlers.removeValue(for: fd) != nil else { return }
         var event = epoll_event()
         // The descriptor may already be closed by its owner (libcurl does this); that is fine.
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)

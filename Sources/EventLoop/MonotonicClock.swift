@@ -27,7 +27,13 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable {
 
     /// The time from `earlier` to `self`; negative if `earlier` is later.
     public func duration(since earlier: MonotonicInstant) -> Duration {
-        .microseconds(Int64(bitPattern: microseconds &- earlier.microseconds))
+        .microseconds(microseconds(since: earlier))
+    }
+
+    /// Microseconds from `earlier` to `self`; negative if `earlier` is later: `duration(since:)`
+    /// without a `Duration`, whose conversions cost more than the subtraction.
+    public func microseconds(since earlier: MonotonicInstant) -> Int64 {
+        Int64(bitPattern: microseconds &- earlier.microseconds)
     }
 }
 

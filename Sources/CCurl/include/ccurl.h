@@ -152,6 +152,27 @@ int ccurl_transfer_add_header(ccurl_transfer *t, const char *line);
 /* Points CURLOPT_HTTPHEADER at the header list built so far (if any). */
 CURLcode ccurl_transfer_apply_headers(ccurl_transfer *t);
 
+/* The options every request sets anew, in one call: CURLOPT_URL, CURLOPT_TIMEOUT_MS,
+ * CURLOPT_CONNECTTIMEOUT_MS and CURLOPT_PIPEWAIT. On failure *failed (if not NULL) names the
+ * option libcurl refused; the options before it are set. */
+CURLcode ccurl_transfer_set_request(
+    ccurl_transfer *t, const char *url, long timeout_ms, long connect_timeout_ms, int pipe_wait, const char **failed);
+
+/* What libcurl says of a finished transfer, read in one call (curl_easy_getinfo). */
+typedef struct ccurl_finished_info {
+    /* CURLINFO_RESPONSE_CODE: the last response's status, 0 without one. */
+    long status;
+    /* CURLINFO_NUM_CONNECTS: connections it opened (0: it reused one, or never connected). */
+    long connects;
+    /* CURLINFO_PRIMARY_PORT: the peer's port, 0 if it never connected. */
+    long port;
+    /* CURLINFO_HTTP_VERSION: CURL_HTTP_VERSION_1_0, _1_1, _2_0, or 0 without a response. */
+    long http_version;
+} ccurl_finished_info;
+
+/* Fills `info` for a transfer libcurl has finished (a value libcurl cannot give stays 0). */
+void ccurl_transfer_finished_info(ccurl_transfer *t, ccurl_finished_info *info);
+
 /* The body received so far (at most the cap) and its length. */
 const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length);
 /* One of CCURL_ABORT_*. */

@@ -221,7 +221,10 @@ final class CurlMulti {
             disarmTimer()
             return
         }
-        let deadline = loop.clock.now().advanced(byMicroseconds: Int64(milliseconds) * 1_000)
+        // 0: due at once — the clock's origin says so without reading the clock.
+        let deadline =
+            milliseconds == 0
+            ? MonotonicInstant(microseconds: 0) : loop.clock.now().advanced(byMicroseconds: Int64(milliseconds) * 1_000)
         curlDeadline = deadline
         // libcurl moves its timer often; a loop timer that fires no later can stay and re-arm.
         if let timerDeadline, timerDeadline <= deadline { return }

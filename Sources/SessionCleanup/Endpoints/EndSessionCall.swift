@@ -66,8 +66,8 @@ public struct EndSessionCall: Sendable {
         }
         return HTTPRequest(
             url: url, redactedURL: redactedURL, method: template.method, headers: headers, body: body,
-            timeout: timeout, caFile: endpoint.caFile, origin: template.httpOrigin, version: endpoint.httpVersion,
-            proxy: template.proxy, maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
+            timeout: timeout, origin: template.httpOrigin, profile: template.profile,
+            maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
     }
 
     /// `scheme://host:port` of a URL (the default port filled in), lower-cased; the URL itself,
@@ -150,6 +150,8 @@ public final class EndpointTemplate: Sendable {
     let headersWithToken: [String]
     /// The proxy calls go through (with its credential), or nil.
     let proxy: HTTPProxy?
+    /// The CA file, HTTP version and proxy of every call: one object, shared by the requests.
+    let profile: TransferProfile
     /// Why no call to this endpoint can be made — a credential it names is missing or
     /// malformed — or nil. Never contains a credential's contents.
     public let unavailable: String?
@@ -173,9 +175,11 @@ public final class EndpointTemplate: Sendable {
             }
         }
         self.unavailable = unavailable
-        proxy = configuration.proxy.map {
+        let proxy = configuration.proxy.map {
             HTTPProxy(url: $0, noProxy: configuration.noProxy, credential: credential)
         }
+        self.proxy = proxy
+        profile = TransferProfile(caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy)
         let parsed = HTTPOrigin(url: configuration.url)
         // A key in the host or port makes every call's origin its own: the engine parses those.
         httpOrigin = parsed.flatMap { $0.host.contains(EndSessionCall.placeholder) ? nil : $0 }

@@ -51,7 +51,8 @@ public final class HTTPEngine {
         let deadline: MonotonicInstant
         let origin: HTTPOrigin
         let originNumber: Int
-        let profile: TransferProfile
+        /// Its profile's number in the engine's ``TransferPool``.
+        let profile: Int
         // Unchecked exclusivity: see the engine's state below.
         /// Counted as running by the queue (it left the line).
         @exclusivity(unchecked) var running = false
@@ -62,7 +63,7 @@ public final class HTTPEngine {
 
         init(
             tag: UInt64, request: HTTPRequest, completion: @escaping (HTTPResult) -> Void, started: MonotonicInstant,
-            origin: HTTPOrigin, originNumber: Int
+            origin: HTTPOrigin, originNumber: Int, profile: Int
         ) {
             self.tag = tag
             self.request = request
@@ -71,7 +72,7 @@ public final class HTTPEngine {
             deadline = started.advanced(by: request.timeout)
             self.origin = origin
             self.originNumber = originNumber
-            profile = TransferProfile(request)
+            self.profile = profile
         }
     }
 
@@ -180,10 +181,12 @@ public final class HTTPEngine {
         }
         let origin = try request.origin ?? Self.parseOrigin(request)
         let number = queue.originNumber(origin, cap: request.maxConnectionsPerHost)
+        let profile = pool.profileNumber(for: request)
         let now = loop.clock.now()
         let tag = transfers.insert {
             Transfer(
-                tag: $0, request: request, completion: completion, started: now, origin: origin, originNumber: number)
+                tag: $0, request: request, completion: completion, started: now, origin: origin, originNumber: number,
+                profile: profile)
         }
         queue.admit(tag, origin: number)
         admitted.append(tag)
@@ -237,13 +240,13 @@ public final class HTTPEngine {
     private func hand(_ tag: UInt64) throws {
         guard let entry = transfers[tag] else { return }
         let subject = entry.request.redactedURL
-        let transfer = try pool.take(for: entry.profile, subject: subject)
+        let transfer = try pool.take(profile: entry.profile, subject: subject)
         ccurl_transfer_begin(transfer, tag, entry.request.maxReplyBytes)
         do {
             try TransferOptions.check(multi.prepare(transfer), "CURLOPT_OPENSOCKETFUNCTION", subject)
-            let remaining = entry.deadline.duration(since: loop.clock.now())
+            let remaining = entry.deadline.microseconds(since: loop.clock.now())
             try TransferOptions.apply(
-                entry.request, to: transfer, timeout: remaining, pipeWait: waitsToMultiplex(tag, entry))
+                entry.request, to: transfer, timeoutMicroseconds: remaining, pipeWait: waitsToMultiplex(tag, entry))
         } catch {
             pool.put(transfer, profile: entry.profile)
             throw error
@@ -262,7 +265,7 @@ public final class HTTPEngine {
     /// share (HTTP/2) rather than open one (see ``MultiplexPlanner``).
     private func waitsToMultiplex(_ tag: UInt64, _ entry: Transfer) -> Bool {
         let mayMultiplex: Bool
-        switch entry.profile.version {
+        switch entry.request.version {
         case .http1_1: mayMultiplex = false
         case .automatic: mayMultiplex = entry.origin.isTLS
         case .http2: mayMultiplex = true
@@ -320,14 +323,14 @@ public final class HTTPEngine {
             ccurl_transfer_free(transfer)
             return
         }
+        var info = ccurl_finished_info()
+        ccurl_transfer_finished_info(transfer, &info)
+        let outcome = TransferOutcome.of(
+            transfer, code: code, status: info.status, request: entry.request, origin: entry.origin)
         // No new connect, yet connected to a port: a kept-alive connection was reused.
-        var connects = 0
-        var port = 0
-        _ = ccurl_easy_get_long(easy, CURLINFO_NUM_CONNECTS, &connects)
-        _ = ccurl_easy_get_long(easy, CURLINFO_PRIMARY_PORT, &port)
-        let version = TransferOutcome.httpVersion(of: easy)
-        let outcome = TransferOutcome.of(transfer, code: code, request: entry.request, origin: entry.origin)
-        finish(tag, outcome, reusedConnection: connects == 0 && port > 0, httpVersion: version)
+        finish(
+            tag, outcome, reusedConnection: info.connects == 0 && info.port > 0,
+            httpVersion: TransferOutcome.httpVersion(info.http_version), opened: info.connects > 0)
     }
 
     /// libcurl failed every transfer it held after an internal failure and reports none of them
@@ -346,11 +349,16 @@ public final class HTTPEngine {
 
     /// Ends a transfer wherever it is (waiting or running), frees its slot, and runs its
     /// completion.
+    ///
+    /// `opened`: whether the transfer opened a connection of its own (libcurl finished it and said
+    /// so); nil: ask libcurl, if the transfer got as far as a connection.
     private func finish(
-        _ tag: UInt64, _ outcome: HTTPResult.Outcome, reusedConnection: Bool = false, httpVersion: String? = nil
+        _ tag: UInt64, _ outcome: HTTPResult.Outcome, reusedConnection: Bool = false, httpVersion: String? = nil,
+        opened: Bool? = nil
     ) {
         guard let entry = transfers.remove(tag) else { return }
-        let opened = entry.handle.map { ccurl_transfer_connected($0) != 0 && Self.openedConnection($0) } ?? false
+        let connected = entry.handle.map { ccurl_transfer_connected($0) != 0 } ?? false
+        let opened = connected && (opened ?? entry.handle.map(Self.openedConnection) ?? false)
         multiplexing.finished(tag, origin: entry.originNumber, version: httpVersion, opened: opened)
         applyLimit(entry.originNumber)
         if let handle = entry.handle {

@@ -39,10 +39,9 @@ public struct HTTPRequest: Sendable {
         var body: [UInt8]?
         var timeout: Duration
         var connectTimeout: Duration?
-        var caFile: String?
         var maxReplyBytes: Int
-        var version: Version
-        var proxy: HTTPProxy?
+        /// `caFile`, `version` and `proxy`, shared by the requests of one endpoint.
+        var profile: TransferProfile
         var maxConnectionsPerHost: Int?
     }
 
@@ -111,8 +110,12 @@ public struct HTTPRequest: Sendable {
     /// A PEM file of CA certificates to trust instead of the system store. Peer and host name
     /// verification are always on either way. Default nil: the system store.
     public var caFile: String? {
-        get { storage.fields.caFile }
-        set { change { $0.caFile = newValue } }
+        get { storage.fields.profile.caFile }
+        set {
+            change {
+                $0.profile = TransferProfile(caFile: newValue, version: $0.profile.version, proxy: $0.profile.proxy)
+            }
+        }
     }
     /// How much of the reply body to keep. A longer body is cut at this size and the transfer
     /// stops there (see ``HTTPResult/Outcome/response(status:body:truncated:retryAfter:)``).
@@ -123,14 +126,24 @@ public struct HTTPRequest: Sendable {
     }
     /// The HTTP version to use. Default ``Version/automatic``.
     public var version: Version {
-        get { storage.fields.version }
-        set { change { $0.version = newValue } }
+        get { storage.fields.profile.version }
+        set {
+            change {
+                $0.profile = TransferProfile(caFile: $0.profile.caFile, version: newValue, proxy: $0.profile.proxy)
+            }
+        }
     }
     /// The proxy to go through. Default nil: none, whatever the environment says.
     public var proxy: HTTPProxy? {
-        get { storage.fields.proxy }
-        set { change { $0.proxy = newValue } }
+        get { storage.fields.profile.proxy }
+        set {
+            change {
+                $0.profile = TransferProfile(caFile: $0.profile.caFile, version: $0.profile.version, proxy: newValue)
+            }
+        }
     }
+    /// ``caFile``, ``version`` and ``proxy`` together: what a pooled easy handle is configured for.
+    var profile: TransferProfile { storage.fields.profile }
     /// At most this many of the engine's transfers to this request's origin run at once (and so
     /// at most this many connections are open to it); the smallest value any request for the
     /// origin gave applies. Default nil: only the engine's own limits.
@@ -158,11 +171,24 @@ public struct HTTPRequest: Sendable {
         proxy: HTTPProxy? = nil,
         maxConnectionsPerHost: Int? = nil
     ) {
+        self.init(
+            url: url, redactedURL: redactedURL, method: method, headers: headers, body: body, timeout: timeout,
+            connectTimeout: connectTimeout, maxReplyBytes: maxReplyBytes, origin: origin,
+            profile: TransferProfile(caFile: caFile, version: version, proxy: proxy),
+            maxConnectionsPerHost: maxConnectionsPerHost)
+    }
+
+    /// Creates a request with a `profile` made beforehand (an endpoint's, shared by its requests).
+    init(
+        url: String, redactedURL: String, method: Method, headers: [String], body: [UInt8]?, timeout: Duration,
+        connectTimeout: Duration? = nil, maxReplyBytes: Int = HTTPRequest.defaultMaxReplyBytes, origin: HTTPOrigin?,
+        profile: TransferProfile, maxConnectionsPerHost: Int?
+    ) {
         storage = Storage(
             Fields(
                 url: url, origin: origin, redactedURL: redactedURL, method: method, headers: headers, body: body,
-                timeout: timeout, connectTimeout: connectTimeout, caFile: caFile, maxReplyBytes: maxReplyBytes,
-                version: version, proxy: proxy, maxConnectionsPerHost: maxConnectionsPerHost))
+                timeout: timeout, connectTimeout: connectTimeout, maxReplyBytes: maxReplyBytes, profile: profile,
+                maxConnectionsPerHost: maxConnectionsPerHost))
     }
 }
 

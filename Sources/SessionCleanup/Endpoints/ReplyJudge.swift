@@ -1,3 +1,5 @@
+import Glibc
+
 /// Judges an end-session reply by the endpoint's rule: the reply is JSON and its `success` key
 /// is `true` (or a non-zero integer), or, with `Success=2xx`, any 2xx status. A verdict that
 /// deletes the session is never a guess: an ambiguous reply is `rejected` and the session kept.
@@ -55,11 +57,7 @@ public enum ReplyJudge {
     /// `success` member is `true` or a non-zero integer. Anything else — `false`, `0`, `"false"`,
     /// `"0"`, `null`, `1e-400`, `[true]`, `{}` — is `rejected` and the session is kept.
     private static func judgeJSON(_ body: [UInt8], status: Int) -> Verdict {
-        var end = body.count
-        while end > 0, [0x20, 0x0A, 0x0D, 0x09].contains(body[end - 1]) { end -= 1 }
-        if plainSuccessReplies.contains(where: { $0.count == end && body.starts(with: $0) }) {
-            return .ended(status: status)
-        }
+        if isPlainSuccess(body) { return .ended(status: status) }
         let document: StrictJSON.Document
         do {
             document = try StrictJSON.read(body)
@@ -82,6 +80,27 @@ public enum ReplyJudge {
         case let kind:
             return .rejected(
                 status: status, reason: "reply's \"success\" is \(describe(kind)), not true or a non-zero integer")
+        }
+    }
+
+    /// Whether `body` is one of ``plainSuccessReplies``, JSON whitespace after it allowed:
+    /// compared byte by byte (once per call of a run, so without generic sequence code).
+    private static func isPlainSuccess(_ body: [UInt8]) -> Bool {
+        body.withUnsafeBufferPointer { bytes in
+            var end = bytes.count
+            while end > 0 {
+                let last = bytes[end - 1]
+                guard last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 else { break }
+                end -= 1
+            }
+            for reply in plainSuccessReplies where reply.count == end {
+                let same = reply.withUnsafeBufferPointer { expected in
+                    guard let expected = expected.baseAddress, let actual = bytes.baseAddress else { return false }
+                    return memcmp(expected, actual, end) == 0
+                }
+                if same { return true }
+            }
+            return false
         }
     }
 

@@ -1,24 +1,6 @@
 import CCurl
 import EventLoop
 
-/// The options a request shares with every other request to the same endpoint: set on a pooled
-/// easy handle once, kept while the handle serves requests with an equal profile.
-struct TransferProfile: Equatable {
-    /// `HTTPRequest.caFile`.
-    var caFile: String?
-    /// `HTTPRequest.version`.
-    var version: HTTPRequest.Version
-    /// `HTTPRequest.proxy`.
-    var proxy: HTTPProxy?
-
-    /// The profile of `request`.
-    init(_ request: HTTPRequest) {
-        caFile = request.caFile
-        version = request.version
-        proxy = request.proxy
-    }
-}
-
 /// Sets libcurl options on an engine's easy handles. Security-relevant ones are set whatever a
 /// request says: peer and host verification on, `http`/`https` only, no redirects, no proxy
 /// but the request's own (never the environment's).
@@ -68,21 +50,21 @@ enum TransferOptions {
         }
     }
 
-    /// The options of this one request: URL, time limits, method, body, headers, and whether to
-    /// wait for a connection that can multiplex (`pipeWait`) rather than open another.
+    /// The options of this one request: URL, time limits (`timeoutMicroseconds`: what is left of
+    /// its timeout), method, body, headers, and whether to wait for a connection that can
+    /// multiplex (`pipeWait`) rather than open another.
     static func apply(
-        _ request: HTTPRequest, to transfer: OpaquePointer, timeout: Duration, pipeWait: Bool
+        _ request: HTTPRequest, to transfer: OpaquePointer, timeoutMicroseconds: Int64, pipeWait: Bool
     ) throws {
-        let easy = ccurl_transfer_easy(transfer)
         let subject = request.redactedURL
-        let setter = Setter(easy: easy, subject: subject)
-        try setter.set(CURLOPT_URL, request.url, "CURLOPT_URL")
-        // What is left of the request's timeout (it may have waited for a slot).
-        let timeoutMS = max(1, timeout.millisecondsRoundedUp)
+        // What is left of the request's timeout (it may have waited for a slot), rounded up.
+        let timeoutMS = max(1, timeoutMicroseconds <= 0 ? 0 : (timeoutMicroseconds + 999) / 1_000)
         let connectTimeoutMS = min(timeoutMS, max(1, request.connectTimeout?.millisecondsRoundedUp ?? timeoutMS))
-        try setter.set(CURLOPT_TIMEOUT_MS, Int(timeoutMS), "CURLOPT_TIMEOUT_MS")
-        try setter.set(CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeoutMS), "CURLOPT_CONNECTTIMEOUT_MS")
-        try setter.set(CURLOPT_PIPEWAIT, pipeWait ? 1 : 0, "CURLOPT_PIPEWAIT")
+        var failed: UnsafePointer<CChar>?
+        let rc = request.url.withCString {
+            ccurl_transfer_set_request(transfer, $0, Int(timeoutMS), Int(connectTimeoutMS), pipeWait ? 1 : 0, &failed)
+        }
+        try check(rc, failed.map { String(cString: $0) } ?? "CURLOPT_URL", subject)
 
         // A released handle is back to GET with no body (ccurl_transfer_release).
         var sendsBody = false

@@ -3,15 +3,13 @@ import CCurl
 /// What a finished libcurl transfer amounts to: a reply, or a ``TransportFailure`` whose text
 /// is scrubbed of everything in the request but its host.
 enum TransferOutcome {
-    /// The outcome of `transfer`, which libcurl finished with `code`, for `request` to `origin`.
+    /// The outcome of `transfer`, which libcurl finished with `code` and HTTP `status` (0: no
+    /// response), for `request` to `origin`.
     static func of(
-        _ transfer: OpaquePointer, code: CURLcode, request: HTTPRequest, origin: HTTPOrigin
+        _ transfer: OpaquePointer, code: CURLcode, status: Int, request: HTTPRequest, origin: HTTPOrigin
     ) -> HTTPResult.Outcome {
-        let easy = ccurl_transfer_easy(transfer)
         let abortReason = ccurl_transfer_abort_reason(transfer)
         let truncated = code == CURLE_WRITE_ERROR && abortReason == Int32(CCURL_ABORT_BODY_CAP)
-        var status = 0
-        _ = ccurl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
         if (code == CURLE_OK || truncated) && status > 0 {
             var length = 0
             let bytes = ccurl_transfer_body(transfer, &length)
@@ -43,10 +41,9 @@ enum TransferOutcome {
         }
     }
 
-    /// The HTTP version of the reply a transfer got, as `1.0`, `1.1` or `2`; nil if none.
-    static func httpVersion(of easy: UnsafeMutableRawPointer) -> String? {
-        var version = 0
-        _ = ccurl_easy_get_long(easy, CURLINFO_HTTP_VERSION, &version)
+    /// The HTTP version of a reply (libcurl's `CURLINFO_HTTP_VERSION`), as `1.0`, `1.1` or `2`;
+    /// nil if none.
+    static func httpVersion(_ version: Int) -> String? {
         switch version {
         case CURL_HTTP_VERSION_1_0: return "1.0"
         case CURL_HTTP_VERSION_1_1: return "1.1"

@@ -4,11 +4,23 @@ import CCurl
 /// grouped by the ``TransferProfile`` they are configured for, so a new request of a known
 /// endpoint only sets what differs per call. A handle changes profile by a reset and a full
 /// configuration, only when no idle handle of the wanted profile is left.
+///
+/// Profiles are numbered in the order the pool first sees them (``profileNumber(for:)``, once per
+/// request); ``take(profile:subject:)`` and ``put(_:profile:)`` go by that number, so a transfer
+/// costs one profile comparison, not one per pool operation.
 final class TransferPool {
-    /// Profiles seen, and the idle transfers configured for each (same index).
-    private var profiles: [TransferProfile] = []
-    private var idleTransfers: [[OpaquePointer]] = []
-    private var idle = 0
+    // Touched twice per transfer; exclusivity is not checked at run time (issue 10's instruction
+    // count): the pool belongs to one engine on the loop's thread, and every access is one
+    // statement that calls out to nothing which could reach the pool again.
+    /// Profiles seen, by number; never removed, so a number stays valid for the pool's life.
+    @exclusivity(unchecked) private var profiles: [TransferProfile] = []
+    /// The idle transfers configured for each profile (same index as `profiles`).
+    @exclusivity(unchecked) private var idleTransfers: [[OpaquePointer]] = []
+    /// The profile object the last request brought, and its number: requests mostly come in
+    /// runs of one endpoint, whose requests share one object (held here, so no other object can
+    /// take its identity).
+    @exclusivity(unchecked) private var lastProfile: (profile: TransferProfile, number: Int)?
+    @exclusivity(unchecked) private var idle = 0
     private let limit: Int
     private let share: UnsafeMutableRawPointer?
 
@@ -20,28 +32,38 @@ final class TransferPool {
 
     deinit { drain() }
 
-    /// Frees every idle transfer.
+    /// Frees every idle transfer (profile numbers stay valid).
     func drain() {
-        for transfers in idleTransfers {
-            for transfer in transfers { ccurl_transfer_free(transfer) }
+        for index in idleTransfers.indices {
+            for transfer in idleTransfers[index] { ccurl_transfer_free(transfer) }
+            idleTransfers[index] = []
         }
-        profiles = []
-        idleTransfers = []
         idle = 0
-    }
-
-    private func index(of profile: TransferProfile) -> Int? {
-        for index in profiles.indices where profiles[index] == profile { return index }
-        return nil
     }
 
     /// Idle transfers kept.
     var count: Int { idle }
 
-    /// A transfer configured for `profile`: an idle one of that profile, else another idle one
-    /// reconfigured, else a new one.
-    func take(for profile: TransferProfile, subject: String) throws -> OpaquePointer {
-        if let index = index(of: profile), let transfer = idleTransfers[index].popLast() {
+    /// The number of `request`'s profile in this pool (a new one if the pool has not seen it).
+    func profileNumber(for request: HTTPRequest) -> Int {
+        let profile = request.profile
+        if let last = lastProfile, last.profile === profile { return last.number }
+        let number: Int
+        if let known = profiles.firstIndex(of: profile) {
+            number = known
+        } else {
+            number = profiles.count
+            profiles.append(profile)
+            idleTransfers.append([])
+        }
+        lastProfile = (profile, number)
+        return number
+    }
+
+    /// A transfer configured for profile `number`: an idle one of that profile, else another
+    /// idle one reconfigured, else a new one.
+    func take(profile number: Int, subject: String) throws -> OpaquePointer {
+        if let transfer = idleTransfers[number].popLast() {
             idle -= 1
             return transfer
         }
@@ -63,7 +85,7 @@ final class TransferPool {
             transfer = created
         }
         do {
-            try TransferOptions.configure(transfer, for: profile, subject: subject)
+            try TransferOptions.configure(transfer, for: profiles[number], subject: subject)
         } catch {
             ccurl_transfer_free(transfer)
             throw error
@@ -71,20 +93,15 @@ final class TransferPool {
         return transfer
     }
 
-    /// Takes back a finished transfer (no longer in the multi handle) configured for `profile`:
-    /// released (ccurl_transfer_release) and kept, or freed when the pool is full.
-    func put(_ transfer: OpaquePointer, profile: TransferProfile) {
+    /// Takes back a finished transfer (no longer in the multi handle) configured for profile
+    /// `number`: released (ccurl_transfer_release) and kept, or freed when the pool is full.
+    func put(_ transfer: OpaquePointer, profile number: Int) {
         ccurl_transfer_release(transfer)
         guard idle < limit else {
             ccurl_transfer_free(transfer)
             return
         }
         idle += 1
-        if let index = index(of: profile) {
-            idleTransfers[index].append(transfer)
-        } else {
-            profiles.append(profile)
-            idleTransfers.append([transfer])
-        }
+        idleTransfers[number].append(transfer)
     }
 }

@@ -110,6 +110,8 @@ struct TransferQueue {
     /// Returns true when that let a blocked transfer of the origin become ready to run.
     @discardableResult
     mutating func restrict(_ origin: Int, to limit: Int?) -> Bool {
+        // Twice per transfer, mostly with nothing to change (an origin that never multiplexes).
+        guard origins[origin].restriction != limit else { return false }
         let before = origins[origin].effectiveCap
         origins[origin].restriction = limit
         guard origins[origin].effectiveCap > before, origins[origin].blockedHead < origins[origin].blocked.count,

@@ -62,8 +62,8 @@ public final class CleanupRun {
     let runJournal: RunJournal
     private let sessions: [Session]
     private let retryPolicy: RetryPolicy
-    /// The calls not yet taken.
-    var line: CallLine
+    /// The calls not yet taken (unchecked exclusivity: see below).
+    @exclusivity(unchecked) var line: CallLine
     // The state every call touches several times. Exclusivity is not checked at run time for it
     // (measured: ~20 dynamic checks per call, ~1,600 instructions of a stop run's ~110,000 per
     // call, issue 10): a run is confined to the loop's thread, and no access to one of these is

@@ -25,7 +25,10 @@ public final class StopBudget {
     /// When it ends.
     public let deadline: MonotonicInstant
     /// Why it expired, once it has.
-    public private(set) var expiry: ExpiryReason?
+    // Read twice per call of a run; exclusivity is not checked at run time (issue 10's
+    // instruction count): the budget is confined to the loop's thread, and the one write
+    // (`expire`) is a single statement, before the handler runs.
+    @exclusivity(unchecked) public private(set) var expiry: ExpiryReason?
     private let clock: any MonotonicClock
     private var expirationHandler: ((ExpiryReason) -> Void)?
 
@@ -44,9 +47,12 @@ public final class StopBudget {
     }
 
     /// Time left before the deadline; zero once expired.
-    public var timeRemaining: Duration {
+    public var timeRemaining: Duration { remaining(at: clock.now()) }
+
+    /// Time left at `now`; zero once expired.
+    private func remaining(at now: MonotonicInstant) -> Duration {
         guard expiry == nil else { return .zero }
-        let left = deadline.duration(since: clock.now())
+        let left = deadline.duration(since: now)
         return left > .zero ? left : .zero
     }
 
@@ -60,8 +66,11 @@ public final class StopBudget {
     /// time remaining less `margin` (kept for recording results before the deadline); nil when
     /// no request may start.
     public func requestTimeout(limit: Duration, margin: Duration) -> Duration? {
-        guard allowsNewRequest else { return nil }
-        let capped = min(limit, timeRemaining - margin)
+        // One clock reading for both questions (``allowsNewRequest`` and the remainder).
+        guard expiry == nil else { return nil }
+        let remaining = remaining(at: clock.now())
+        guard remaining >= minimumRequest else { return nil }
+        let capped = min(limit, remaining - margin)
         return capped > .zero ? capped : nil
     }
 
