@@ -106,7 +106,7 @@ class Delayer:
         lines = self.out.read_text().strip().splitlines()
         if self.child.status != 0 or not lines:
             raise b.BenchError(f"netdelay exited with {self.child.status}")
-        return json.loads(lines[-1])
+        return json.loads(lines[-1]) | {"cpu_s": self.child.cpu}
 
 
 LOG_FORMAT = "$connection $connection_requests $ssl_protocol $ssl_session_reused $server_port $status " \
@@ -355,6 +355,10 @@ class NetworkSuite:
             result["delayer"] = delayer.stop()
             delayer = None
             result["connections_accepted"] = result["delayer"]["syn_acks"]
+            # Where the seconds go on a shared machine: the delayer's CPU beside the server's
+            # (server_cpu_s) and the client's (cpu_s).
+            result["delayer_cpu_s"] = result["delayer"]["cpu_s"]
+            result["load_1min"] = float(b.loadavg().split()[0])
             problems = []
             if status != expected_exit:
                 problems.append(f"exit status {status} (expected {expected_exit}): {log_tail}")

@@ -6,8 +6,11 @@
  * The same design as the daemon's engine, without a daemon around it: one thread, one epoll
  * loop driving libcurl's multi interface through its socket and timer callbacks, N transfers in
  * flight (default 256), a pool of N easy handles whose options are set once (a new transfer
- * only changes the URL), one CURLSH sharing TLS sessions and DNS, and replacements started
- * only after every completion of a wake-up has returned its connection. It GETs each line of
+ * only changes the URL), CURLSHs sharing TLS sessions and DNS — one per group of 8 origins, as
+ * many as a share's session cache holds in libcurl 7.88 — the private CA alone (--cafile, no
+ * CA directory, which also lets libcurl cache the parsed CA between connections), and
+ * replacements started only after every completion of a wake-up has returned its connection.
+ * It GETs each line of
  * FILE once, in order, keeps at most 64 KiB of each reply, and prints one JSON line: calls,
  * 2xx replies, failures, connections opened (CURLINFO_NUM_CONNECTS), HTTP/2 replies.
  * Exit 0 when every call got a 2xx reply.
@@ -19,6 +22,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +31,12 @@
 #include <unistd.h>
 
 #define MAX_BODY (64 * 1024)
+/* Origins per share: libcurl 7.88's share caches 8 TLS sessions (one per host and port). */
+#define SHARE_ORIGINS 8
 
 struct handle {
     CURL *easy;
+    CURLSH *share;
     size_t body_length;
     char body[256];
 };
@@ -39,6 +46,8 @@ static int epfd;
 /* When libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT), in µs; -1: never. */
 static long long timer_due_us = -1;
 static char **urls;
+/* url_share[i]: the share for urls[i]'s origin (numbered in the order first met). */
+static CURLSH **url_share;
 static size_t url_count, next_url;
 static size_t calls, ok, failed, connects, http2;
 static struct handle **idle;
@@ -97,6 +106,10 @@ static void start_next(void) {
     while (idle_count > 0 && next_url < url_count) {
         struct handle *h = idle[--idle_count];
         h->body_length = 0;
+        if (h->share != url_share[next_url]) {
+            h->share = url_share[next_url];
+            curl_easy_setopt(h->easy, CURLOPT_SHARE, h->share);
+        }
         curl_easy_setopt(h->easy, CURLOPT_URL, urls[next_url++]);
         if (curl_multi_add_handle(multi, h->easy) != CURLM_OK) die("curl_multi_add_handle");
     }
@@ -161,6 +174,49 @@ void floor_run(void) {
     }
 }
 
+static CURLSH *new_share(void) {
+    CURLSH *share = curl_share_init();
+    if (share == NULL) die("curl_share_init");
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return share;
+}
+
+/* Numbers each URL's origin (scheme://host:port, up to the path) in the order first met, in an
+ * open-addressing table of 2^16 slots, and gives it the share of its group. */
+static void assign_shares(void) {
+    enum { SLOTS = 1 << 16 };
+    static struct { const char *origin; size_t length, number; } table[SLOTS];
+    size_t origins = 0, share_count = 0;
+    CURLSH **shares = NULL;
+    url_share = calloc(url_count ? url_count : 1, sizeof *url_share);
+    if (url_share == NULL) die("calloc");
+    for (size_t i = 0; i < url_count; i++) {
+        const char *scheme_end = strstr(urls[i], "://");
+        const char *start = scheme_end ? scheme_end + 3 : urls[i];
+        size_t length = (size_t)(start - urls[i]) + strcspn(start, "/?#");
+        uint32_t hash = 2166136261u;
+        for (size_t k = 0; k < length; k++) hash = (hash ^ (unsigned char)urls[i][k]) * 16777619u;
+        size_t slot = hash & (SLOTS - 1);
+        while (table[slot].origin != NULL &&
+               (table[slot].length != length || memcmp(table[slot].origin, urls[i], length) != 0))
+            slot = (slot + 1) & (SLOTS - 1);
+        if (table[slot].origin == NULL) {
+            if (origins == SLOTS / 2) die("more than 32,768 origins");
+            table[slot].origin = urls[i];
+            table[slot].length = length;
+            table[slot].number = origins++;
+        }
+        size_t group = table[slot].number / SHARE_ORIGINS;
+        if (group == share_count) {
+            shares = realloc(shares, (share_count + 1) * sizeof *shares);
+            if (shares == NULL) die("realloc");
+            shares[share_count++] = new_share();
+        }
+        url_share[i] = shares[group];
+    }
+}
+
 static void read_urls(const char *path) {
     FILE *f = fopen(path, "r");
     if (f == NULL) die(path);
@@ -204,9 +260,7 @@ int main(int argc, char **argv) {
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, maxconnects > 0 ? maxconnects : 4 * parallel);
-    CURLSH *share = curl_share_init();
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    assign_shares();
     long version = strcmp(http, "2") == 0 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1;
 
     idle = calloc((size_t)parallel, sizeof *idle);
@@ -217,13 +271,18 @@ int main(int argc, char **argv) {
         curl_easy_setopt(h->easy, CURLOPT_PRIVATE, (char *)h);
         curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, h);
-        curl_easy_setopt(h->easy, CURLOPT_SHARE, share);
         curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h->easy, CURLOPT_PROXY, "");
         curl_easy_setopt(h->easy, CURLOPT_HTTP_VERSION, version);
         curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, 60000L);
         curl_easy_setopt(h->easy, CURLOPT_PIPEWAIT, pipewait);
-        if (cafile != NULL) curl_easy_setopt(h->easy, CURLOPT_CAINFO, cafile);
+        if (cafile != NULL) {
+            /* The private CA alone, as the daemon sets it (CAFile=): without a CA directory
+             * (Debian's libcurl has /etc/ssl/certs built in) libcurl also keeps the parsed CA
+             * for the next connection instead of reading the file for each. */
+            curl_easy_setopt(h->easy, CURLOPT_CAINFO, cafile);
+            curl_easy_setopt(h->easy, CURLOPT_CAPATH, NULL);
+        }
         idle[idle_count++] = h;
     }
 

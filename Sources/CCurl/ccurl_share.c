@@ -2,14 +2,15 @@
 #include "ccurl_share.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-struct ccurl_share {
+typedef struct ccurl_share {
     CURLSH *handle;
     /* One lock per curl_lock_data value libcurl may ask for (it asks only for what is shared,
      * plus CURL_LOCK_DATA_SHARE for the share itself). */
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-};
+} ccurl_share;
 
 static void lock(CURL *easy, curl_lock_data data, curl_lock_access access, void *userp) {
     (void)easy;
@@ -24,7 +25,9 @@ static void unlock(CURL *easy, curl_lock_data data, void *userp) {
     if ((unsigned)data < CURL_LOCK_DATA_LAST) pthread_mutex_unlock(&share->locks[data]);
 }
 
-ccurl_share *ccurl_share_new(CURLSHcode *error) {
+static void ccurl_share_free(ccurl_share *share);
+
+static ccurl_share *ccurl_share_new(CURLSHcode *error) {
     CURLSHcode rc = CURLSHE_NOMEM;
     if (!ccurl_is_loaded()) {
         if (error != NULL) *error = CURLSHE_NOT_BUILT_IN;
@@ -48,9 +51,7 @@ fail:
     return NULL;
 }
 
-CURLSH *ccurl_share_handle(ccurl_share *share) { return share->handle; }
-
-void ccurl_share_free(ccurl_share *share) {
+static void ccurl_share_free(ccurl_share *share) {
     if (share == NULL) return;
     if (share->handle != NULL) ccurl_api.share_cleanup(share->handle);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&share->locks[i]);
@@ -59,4 +60,48 @@ void ccurl_share_free(ccurl_share *share) {
 
 const char *ccurl_share_strerror(CURLSHcode code) {
     return ccurl_is_loaded() ? ccurl_api.share_strerror(code) : ccurl_not_loaded;
+}
+
+struct ccurl_share_set {
+    /* shares[g] serves origins g * CCURL_SHARE_ORIGINS ... (g + 1) * CCURL_SHARE_ORIGINS - 1;
+     * NULL until one of them is first used. */
+    ccurl_share **shares;
+    size_t capacity;
+    size_t made;
+};
+
+ccurl_share_set *ccurl_share_set_new(void) { return calloc(1, sizeof(struct ccurl_share_set)); }
+
+CURLSH *ccurl_share_set_get(ccurl_share_set *set, size_t origin, CURLSHcode *error) {
+    size_t group = origin / CCURL_SHARE_ORIGINS;
+    if (group >= set->capacity) {
+        size_t capacity = set->capacity == 0 ? 4 : set->capacity;
+        while (capacity <= group) {
+            if (capacity > SIZE_MAX / 2 / sizeof *set->shares) goto nomem;
+            capacity *= 2;
+        }
+        ccurl_share **grown = realloc(set->shares, capacity * sizeof *grown);
+        if (grown == NULL) goto nomem;
+        for (size_t i = set->capacity; i < capacity; i++) grown[i] = NULL;
+        set->shares = grown;
+        set->capacity = capacity;
+    }
+    if (set->shares[group] == NULL) {
+        set->shares[group] = ccurl_share_new(error);
+        if (set->shares[group] == NULL) return NULL;
+        set->made++;
+    }
+    return set->shares[group]->handle;
+nomem:
+    if (error != NULL) *error = CURLSHE_NOMEM;
+    return NULL;
+}
+
+size_t ccurl_share_set_count(const ccurl_share_set *set) { return set->made; }
+
+void ccurl_share_set_free(ccurl_share_set *set) {
+    if (set == NULL) return;
+    for (size_t i = 0; i < set->capacity; i++) ccurl_share_free(set->shares[i]);
+    free(set->shares);
+    free(set);
 }

@@ -28,6 +28,8 @@ struct ccurl_transfer {
     int has_method;
     /* The ccurl_sockets its connections report to (ccurl_transfer_report_sockets), or NULL. */
     ccurl_sockets *sockets;
+    /* The CURLSH set by install or ccurl_transfer_use_share (NULL: none, or not since a reset). */
+    CURLSH *share;
     char error[CURL_ERROR_SIZE];
 };
 
@@ -165,8 +167,18 @@ static CURLcode install(ccurl_transfer *t, CURLSH *share) {
     if (rc == CURLE_OK) rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQDATA, (void *)t);
     if (rc != CURLE_OK && rc != CURLE_UNKNOWN_OPTION) return rc;
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L)) != CURLE_OK) return rc;
+    /* curl_easy_reset keeps the share but not its session cache's size: set it again. */
+    t->share = NULL;
     if (share != NULL && (rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SHARE, share)) != CURLE_OK) return rc;
+    t->share = share;
     return CURLE_OK;
+}
+
+CURLcode ccurl_transfer_use_share(ccurl_transfer *t, CURLSH *share) {
+    if (t->share == share) return CURLE_OK;
+    CURLcode rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SHARE, share);
+    t->share = rc == CURLE_OK ? share : NULL;
+    return rc;
 }
 
 ccurl_transfer *ccurl_transfer_new(CURLSH *share, CURLcode *error) {

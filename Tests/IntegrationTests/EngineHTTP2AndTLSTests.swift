@@ -97,4 +97,29 @@ final class EngineHTTP2AndTLSTests: XCTestCase {
         XCTAssertEqual(Set(logged.map(\.connection)).count, 6)
         XCTAssertEqual(logged.map(\.tlsResumed), [false, true, true, true, true, true])
     }
+
+    func testAReconnectResumesItsTLSSessionWithMoreOriginsThanOneShareCaches() throws {
+        // A libcurl share caches 8 TLS sessions (7.88); 20 origins visited in turn push each
+        // other's out of one share, so every reconnect would be a full handshake.
+        let origins = 20
+        let server = try NginxServer(mode: .https, certificate: ca.server, keepaliveRequests: 1, origins: origins)
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 4))
+        for round in 0..<2 {
+            for origin in 0..<origins {
+                let request = HTTPRequest(
+                    url: server.base(origin: origin) + "/o\(origin)/r\(round)", redactedURL: "o\(origin)",
+                    timeout: .seconds(10), caFile: ca.caFile, version: .http1_1)
+                XCTAssertEqual(try run(engine, [request]).first?.status, 200)
+            }
+        }
+        let logged = server.requests(atLeast: 2 * origins)
+        XCTAssertEqual(logged.count, 2 * origins)
+        XCTAssertEqual(Set(logged.map(\.connection)).count, 2 * origins)
+        XCTAssertEqual(Set(logged.map(\.port)).count, origins)
+        // Each origin's first connection is a full handshake, its second resumes.
+        let firsts = logged.filter { $0.path.hasSuffix("/r0") }
+        let seconds = logged.filter { $0.path.hasSuffix("/r1") }
+        XCTAssertEqual(firsts.filter(\.tlsResumed).count, 0)
+        XCTAssertEqual(seconds.filter(\.tlsResumed).map(\.path), seconds.map(\.path))
+    }
 }

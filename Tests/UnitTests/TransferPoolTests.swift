@@ -13,7 +13,7 @@ final class TransferPoolTests: XCTestCase {
     }
 
     func testRequestsWithEqualOptionsGetOneProfileNumberAndOthersTheirOwn() {
-        let pool = TransferPool(limit: 4, share: nil)
+        let pool = TransferPool(limit: 4)
         let plain = pool.profileNumber(for: request())
         XCTAssertEqual(pool.profileNumber(for: request()), plain, "equal options, another profile object: one number")
         let pinned = pool.profileNumber(for: request(version: .http1_1))
@@ -34,7 +34,7 @@ final class TransferPoolTests: XCTestCase {
         let second = EndSessionCall(session: session, template: template).request(timeout: .seconds(2), token: nil)
         XCTAssertTrue(first.profile === second.profile, "one object for the endpoint")
         XCTAssertEqual(first.caFile, "/etc/ca.pem")
-        let pool = TransferPool(limit: 4, share: nil)
+        let pool = TransferPool(limit: 4)
         XCTAssertEqual(pool.profileNumber(for: first), pool.profileNumber(for: second))
     }
 

@@ -128,6 +128,9 @@ ccurl_transfer *ccurl_transfer_new(CURLSH *share, CURLcode *error);
 /* curl_easy_reset, then the shim's options again (as ccurl_transfer_new): every option the
  * caller set is back to libcurl's default. The transfer must not be in a multi handle. */
 CURLcode ccurl_transfer_reset(ccurl_transfer *t, CURLSH *share);
+/* Makes the transfer use `share` (CURLOPT_SHARE) unless it already does. The transfer must not
+ * be in a multi handle. */
+CURLcode ccurl_transfer_use_share(ccurl_transfer *t, CURLSH *share);
 /* Frees the transfer and its easy handle. It must not be in a multi handle. */
 void ccurl_transfer_free(ccurl_transfer *t);
 /* The transfer's easy handle. */

@@ -4,8 +4,8 @@ import EventLoop
 /// libcurl's multi interface (socket-callback flavour) on an ``EventLoop``: libcurl says which
 /// descriptors to watch and when to wake it, the loop does the waiting, and every finished
 /// transfer is handed to ``onFinished`` after `curl_multi_socket_action` has returned — never
-/// from inside a libcurl callback. Owns the multi handle and the share (TLS sessions and DNS)
-/// its transfers use.
+/// from inside a libcurl callback. Owns the multi handle and the shares (TLS sessions and DNS)
+/// its transfers use: one per group of origins (``share(forOrigin:)``).
 ///
 /// A kept-alive connection's socket stays registered with the loop between two transfers
 /// (parked: registered for reading only, and libcurl not told of its events), so a request on it
@@ -17,7 +17,7 @@ final class CurlMulti {
     /// The loop it runs in.
     let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
-    private let share: OpaquePointer
+    private let shares: OpaquePointer
     // Updated by libcurl's callbacks several times per transfer; exclusivity is not checked at
     // run time (issue 10's instruction count): confined to the loop's thread, and every access
     // is one statement that calls out to nothing which could reach these properties again.
@@ -50,10 +50,9 @@ final class CurlMulti {
         guard let multi = ccurl_multi_init() else {
             throw HTTPEngineError("curl_multi_init", detail: "libcurl could not allocate a multi handle")
         }
-        var shareError = CURLSHE_OK
-        guard let share = ccurl_share_new(&shareError) else {
+        guard let shares = ccurl_share_set_new() else {
             ccurl_multi_cleanup(multi)
-            throw HTTPEngineError("curl_share_init", detail: String(cString: ccurl_share_strerror(shareError)))
+            throw HTTPEngineError("ccurl_share_set_new", detail: "out of memory")
         }
         // No total or per-host connection limit in libcurl: the engine bounds transfers itself,
         // and a total limit reached closes another origin's idle connection at every start.
@@ -68,13 +67,13 @@ final class CurlMulti {
             let rc = ccurl_multi_set_long(multi, option, value)
             guard rc == CURLM_OK else {
                 ccurl_multi_cleanup(multi)
-                ccurl_share_free(share)
+                ccurl_share_set_free(shares)
                 throw HTTPEngineError("curl_multi_setopt", detail: "\(name): \(Self.text(of: rc))")
             }
         }
         self.loop = loop
         self.multi = multi
-        self.share = share
+        self.shares = shares
         // From here on a throw runs deinit, which cleans up the multi handle.
         let rc = ccurl_multi_set_callbacks(
             multi,
@@ -107,14 +106,28 @@ final class CurlMulti {
         _ = ccurl_multi_set_callbacks(multi, nil, nil, nil)
         ccurl_sockets_detach(reporter)
         ccurl_multi_cleanup(multi)
-        ccurl_share_free(share)
+        ccurl_share_set_free(shares)
         ccurl_sockets_free(reporter)
         for fd in sockets.registered { loop.unwatch(fd) }
         if let timer { loop.cancel(timer) }
     }
 
-    /// The CURLSH every transfer of this multi handle should use.
-    var shareHandle: UnsafeMutableRawPointer? { ccurl_share_handle(share) }
+    /// The CURLSH a transfer to the origin numbered `origin` (``TransferQueue``'s numbers) should
+    /// use: that of its group of `CCURL_SHARE_ORIGINS` origins, as many as one share's TLS
+    /// session cache holds (8 in libcurl 7.88), so each origin keeps its session however many a
+    /// run calls.
+    ///
+    /// - Throws: ``HTTPEngineError`` when the share cannot be made.
+    func share(forOrigin origin: Int) throws -> UnsafeMutableRawPointer {
+        var code = CURLSHE_OK
+        guard let share = ccurl_share_set_get(shares, origin, &code) else {
+            throw HTTPEngineError("curl_share_init", detail: String(cString: ccurl_share_strerror(code)))
+        }
+        return share
+    }
+
+    /// Shares made so far (one per group of origins that ran a transfer).
+    var shareCount: Int { ccurl_share_set_count(shares) }
 
     /// Descriptors registered with the loop, parked ones included (0 when idle).
     var watchedDescriptorCount: Int { sockets.registeredCount }

@@ -26,8 +26,9 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
 ///   connection is being set up, its other transfers wait to share it rather than each open
 ///   one; once an origin answered in HTTP/1.1, its transfers no longer wait.
 /// - TLS: peer and host verification are always on, against the system store or the request's
-///   `caFile` alone; sessions are cached across the engine's handles (a CURLSH), so a reconnect
-///   resumes its TLS session.
+///   `caFile` alone; sessions are cached across the engine's handles (CURLSHs, one per group of
+///   8 origins: one share's cache holds 8 sessions), so a reconnect resumes its TLS session
+///   however many origins the engine calls.
 /// - Replies: at most `maxReplyBytes` of body are kept; a longer body is cut there and the
 ///   transfer stops (the connection is closed rather than drained). See ``HTTPResult``. Reply
 ///   buffers are wiped before they are reused or freed.
@@ -122,7 +123,7 @@ public final class HTTPEngine {
         self.loop = loop
         self.limits = limits
         multi = try CurlMulti(loop: loop, limits: limits)
-        pool = TransferPool(limit: limits.maxTransfers, share: multi.shareHandle)
+        pool = TransferPool(limit: limits.maxTransfers)
         queue = TransferQueue(maxRunning: limits.maxTransfers, maxPerOrigin: limits.maxTransfersPerOrigin)
         multiplexing = MultiplexPlanner(streamsPerConnection: limits.maxStreamsPerConnection)
         transfers.reserve(limits.maxTransfers)
@@ -240,7 +241,8 @@ public final class HTTPEngine {
     private func hand(_ tag: UInt64) throws {
         guard let entry = transfers[tag] else { return }
         let subject = entry.request.redactedURL
-        let transfer = try pool.take(profile: entry.profile, subject: subject)
+        let share = try multi.share(forOrigin: entry.originNumber)
+        let transfer = try pool.take(profile: entry.profile, share: share, subject: subject)
         ccurl_transfer_begin(transfer, tag, entry.request.maxReplyBytes)
         do {
             try TransferOptions.check(multi.prepare(transfer), "CURLOPT_OPENSOCKETFUNCTION", subject)

@@ -22,12 +22,10 @@ final class TransferPool {
     @exclusivity(unchecked) private var lastProfile: (profile: TransferProfile, number: Int)?
     @exclusivity(unchecked) private var idle = 0
     private let limit: Int
-    private let share: UnsafeMutableRawPointer?
 
-    /// A pool keeping at most `limit` idle transfers, each using `share` (a CURLSH, or nil).
-    init(limit: Int, share: UnsafeMutableRawPointer?) {
+    /// A pool keeping at most `limit` idle transfers.
+    init(limit: Int) {
         self.limit = limit
-        self.share = share
     }
 
     deinit { drain() }
@@ -60,11 +58,17 @@ final class TransferPool {
         return number
     }
 
-    /// A transfer configured for profile `number`: an idle one of that profile, else another
-    /// idle one reconfigured, else a new one.
-    func take(profile number: Int, subject: String) throws -> OpaquePointer {
+    /// A transfer configured for profile `number` and using `share` (a CURLSH): an idle one of
+    /// that profile, else another idle one reconfigured, else a new one.
+    func take(profile number: Int, share: UnsafeMutableRawPointer, subject: String) throws -> OpaquePointer {
         if let transfer = idleTransfers[number].popLast() {
             idle -= 1
+            do {
+                try TransferOptions.check(ccurl_transfer_use_share(transfer, share), "CURLOPT_SHARE", subject)
+            } catch {
+                ccurl_transfer_free(transfer)
+                throw error
+            }
             return transfer
         }
         let transfer: OpaquePointer

@@ -14,19 +14,32 @@ final class NginxServer: @unchecked Sendable {
         let tlsResumed: Bool
         let httpVersion: String
         let path: String
+        /// The port (origin) it came to.
+        let port: Int
     }
 
-    let port: Int
+    /// The first origin's port (``ports`` has them all).
+    var port: Int { ports[0] }
+    /// One port per origin: each is an origin of its own to a client (its own TLS session).
+    let ports: [Int]
     let mode: Mode
     private let process = Process()
     private let directory: ScratchDirectory
     private var logPath: String { directory.path + "/access.log" }
 
-    /// `keepaliveRequests`: requests a connection carries before nginx closes it.
-    init(mode: Mode, certificate: (pem: String, key: String)? = nil, keepaliveRequests: Int = 1000) throws {
+    /// `keepaliveRequests`: requests a connection carries before nginx closes it; `origins`: ports
+    /// it listens on.
+    init(
+        mode: Mode, certificate: (pem: String, key: String)? = nil, keepaliveRequests: Int = 1000, origins: Int = 1
+    ) throws {
         self.mode = mode
         directory = try ScratchDirectory("nginx")
-        port = try EndSessionServer.closedPort()
+        var ports: [Int] = []
+        while ports.count < origins {
+            let port = try EndSessionServer.closedPort()
+            if !ports.contains(port) { ports.append(port) }
+        }
+        self.ports = ports
         let flags = [Mode.http: "", .https: " ssl", .http2: " ssl http2"][mode] ?? ""
         var tls = ""
         if mode != .http {
@@ -43,13 +56,13 @@ final class NginxServer: @unchecked Sendable {
             error_log \(directory.path)/error.log warn;
             events { worker_connections 1024; }
             http {
-                log_format test '$connection $ssl_session_reused $server_protocol $request_uri';
+                log_format test '$connection $ssl_session_reused $server_protocol $request_uri $server_port';
                 access_log \(logPath) test;
                 client_body_temp_path \(temp); proxy_temp_path \(temp); fastcgi_temp_path \(temp);
                 uwsgi_temp_path \(temp); scgi_temp_path \(temp);
                 keepalive_requests \(keepaliveRequests);
                 server {
-                    listen 127.0.0.1:\(port)\(flags);
+                    \(ports.map { "listen 127.0.0.1:\($0)\(flags);" }.joined(separator: "\n"))
                     \(tls)
                     location / { default_type application/json; return 200 '{"success": true}'; }
                 }
@@ -62,7 +75,7 @@ final class NginxServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(10)
-        while !LoopbackPort.accepts(port) {
+        while !ports.allSatisfy({ LoopbackPort.accepts($0) }) {
             guard process.isRunning, Date() < deadline else {
                 let log = (try? String(contentsOfFile: directory.path + "/error.log", encoding: .utf8)) ?? ""
                 throw TestSetupError("nginx did not start: \(log)")
@@ -79,7 +92,10 @@ final class NginxServer: @unchecked Sendable {
     }
 
     /// `https://127.0.0.1:PORT` (or http).
-    var base: String { (mode == .http ? "http" : "https") + "://127.0.0.1:\(port)" }
+    var base: String { base(origin: 0) }
+
+    /// The base URL of origin `origin` (its port in ``ports``).
+    func base(origin: Int) -> String { (mode == .http ? "http" : "https") + "://127.0.0.1:\(ports[origin])" }
 
     /// The requests logged, once there are at least `count` (nginx writes a line just after its
     /// reply, so a client may see the reply first), or after 5 s.
@@ -97,9 +113,10 @@ final class NginxServer: @unchecked Sendable {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count >= 4 else { return nil }
+            guard fields.count >= 5, let port = Int(fields[4]) else { return nil }
             return Request(
-                connection: fields[0], tlsResumed: fields[1] == "r", httpVersion: fields[2], path: fields[3])
+                connection: fields[0], tlsResumed: fields[1] == "r", httpVersion: fields[2], path: fields[3],
+                port: port)
         }
     }
 }
