@@ -358,6 +358,7 @@ class NetworkSuite:
             # Where the seconds go on a shared machine: the delayer's CPU beside the server's
             # (server_cpu_s) and the client's (cpu_s).
             result["delayer_cpu_s"] = result["delayer"]["cpu_s"]
+            result["delayer_mean_late_us"] = result["delayer"]["mean_late_us"]
             result["load_1min"] = float(b.loadavg().split()[0])
             problems = []
             if status != expected_exit:

@@ -11,7 +11,7 @@
  * Packets keep their order: a queue hands them out with increasing ids, each is held the same
  * time, so the packets that are due always form a prefix and one batch verdict (every id up to
  * the last due one) releases them. On SIGTERM or SIGINT it prints one JSON line of counters
- * (packets, SYN-ACKs = connections the server accepted, deepest queue, worst lateness,
+ * (packets, SYN-ACKs = connections the server accepted, deepest queue, worst and mean lateness,
  * receive-buffer overruns = packets the kernel dropped) and exits 0.
  */
 #define _GNU_SOURCE
@@ -43,6 +43,9 @@ static int64_t delay_ns;
 static uint64_t packets, syn_acks, overruns, ring_full;
 static size_t deepest;
 static int64_t worst_late_ns;
+/* Summed over released packets: how much later than due each left (the delayer's own lag). */
+static int64_t total_late_ns;
+static unsigned long long released;
 static volatile sig_atomic_t stopping;
 
 static int64_t now_ns(void) {
@@ -90,8 +93,12 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 static void release_due(struct nfq_q_handle *qh) {
     int64_t now = now_ns();
     size_t due = 0;
-    while (due < count && ring[(head + due) % RING_SIZE].due_ns <= now) due++;
+    while (due < count && ring[(head + due) % RING_SIZE].due_ns <= now) {
+        total_late_ns += now - ring[(head + due) % RING_SIZE].due_ns;
+        due++;
+    }
     if (due == 0) return;
+    released += due;
     struct held *last = &ring[(head + due - 1) % RING_SIZE];
     int64_t late = now - ring[head].due_ns;
     if (late > worst_late_ns) worst_late_ns = late;
@@ -192,9 +199,10 @@ int main(int argc, char **argv) {
         release_due(qh);
     }
     printf("{\"packets\": %llu, \"syn_acks\": %llu, \"deepest\": %zu, \"worst_late_us\": %lld, "
-           "\"overruns\": %llu, \"ring_full\": %llu, \"held_at_exit\": %zu}\n",
-           (unsigned long long)packets, (unsigned long long)syn_acks, deepest,
-           (long long)(worst_late_ns / 1000), (unsigned long long)overruns, (unsigned long long)ring_full, count);
+           "\"mean_late_us\": %.1f, \"overruns\": %llu, \"ring_full\": %llu, \"held_at_exit\": %zu}\n",
+           (unsigned long long)packets, (unsigned long long)syn_acks, deepest, (long long)(worst_late_ns / 1000),
+           released ? (double)total_late_ns / 1000.0 / (double)released : 0.0, (unsigned long long)overruns,
+           (unsigned long long)ring_full, count);
     fflush(stdout);
     /* Pending packets are let through as the queue goes away. */
     if (count > 0) nfq_set_verdict_batch(qh, ring[(head + count - 1) % RING_SIZE].id, NF_ACCEPT);
