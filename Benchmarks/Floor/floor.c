@@ -10,9 +10,9 @@
  * many as a share's session cache holds in libcurl 7.88 — the private CA alone (--cafile, no
  * CA directory, which also lets libcurl cache the parsed CA between connections), and
  * replacements started only after every completion of a wake-up has returned its connection.
- * It GETs each line of
- * FILE once, in order, keeps at most 64 KiB of each reply, and prints one JSON line: calls,
- * 2xx replies, failures, connections opened (CURLINFO_NUM_CONNECTS), HTTP/2 replies.
+ * It GETs each line of FILE once, in order, keeps at most 64 KiB of each reply, and prints one
+ * JSON line: calls, 2xx replies, failures, connections opened (CURLINFO_NUM_CONNECTS), HTTP/2
+ * replies.
  * Exit 0 when every call got a 2xx reply.
  *
  * --pipewait 1: each transfer waits for a connection it may multiplex on (CURLOPT_PIPEWAIT).

@@ -67,7 +67,6 @@ struct ccurl_share_set {
      * NULL until one of them is first used. */
     ccurl_share **shares;
     size_t capacity;
-    size_t made;
 };
 
 ccurl_share_set *ccurl_share_set_new(void) { return calloc(1, sizeof(struct ccurl_share_set)); }
@@ -89,15 +88,12 @@ CURLSH *ccurl_share_set_get(ccurl_share_set *set, size_t origin, CURLSHcode *err
     if (set->shares[group] == NULL) {
         set->shares[group] = ccurl_share_new(error);
         if (set->shares[group] == NULL) return NULL;
-        set->made++;
     }
     return set->shares[group]->handle;
 nomem:
     if (error != NULL) *error = CURLSHE_NOMEM;
     return NULL;
 }
-
-size_t ccurl_share_set_count(const ccurl_share_set *set) { return set->made; }
 
 void ccurl_share_set_free(ccurl_share_set *set) {
     if (set == NULL) return;

@@ -30,8 +30,6 @@ ccurl_share_set *ccurl_share_set_new(void);
  * made on first use. NULL when it could not be made (out of memory, libcurl refused an option,
  * or libcurl is not loaded); *error (if not NULL) is then the CURLSHcode. */
 CURLSH *ccurl_share_set_get(ccurl_share_set *set, size_t origin, CURLSHcode *error);
-/* Shares made so far. */
-size_t ccurl_share_set_count(const ccurl_share_set *set);
 /* Frees the set and its shares (NULL is ignored). No easy handle may still use one. */
 void ccurl_share_set_free(ccurl_share_set *set);
 /* curl_share_strerror's text. */

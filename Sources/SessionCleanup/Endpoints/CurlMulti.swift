@@ -126,9 +126,6 @@ final class CurlMulti {
         return share
     }
 
-    /// Shares made so far (one per group of origins that ran a transfer).
-    var shareCount: Int { ccurl_share_set_count(shares) }
-
     /// Descriptors registered with the loop, parked ones included (0 when idle).
     var watchedDescriptorCount: Int { sockets.registeredCount }
 
