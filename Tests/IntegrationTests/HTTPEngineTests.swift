@@ -179,6 +179,20 @@ final class HTTPEngineTests: XCTestCase {
         assertIdle(engine)
     }
 
+    func testATransferHandedToLibcurlStartsInThatTurn() throws {
+        let engine = try makeEngine()
+        let done = Completions()
+        try engine.start(request("/json")) { done.add($0) }
+        XCTAssertEqual(engine.watchedDescriptorCount, 0, "nothing runs before the loop turns")
+        // One turn without waiting: the hand-off (due at once) gives the transfer to libcurl, whose
+        // 0 ms timer then runs in the same timer pass, so its connection is already under way.
+        try loop.runOnce(maximumWait: .zero)
+        XCTAssertEqual(engine.watchedDescriptorCount, 1, "libcurl opened the connection in the first turn")
+        try run { done.count == 1 }
+        XCTAssertEqual(done.results.first?.status, 200)
+        assertIdle(engine)
+    }
+
     func testAParkedSocketTheServerClosesIsUnregisteredAndTheNextTransferConnectsAgain() throws {
         let engine = try makeEngine()
         let busy = Completions()

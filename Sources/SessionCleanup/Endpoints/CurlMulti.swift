@@ -31,6 +31,8 @@ final class CurlMulti {
     /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; may be later than
     /// `timerDeadline` (the timer is then re-armed when it fires instead of being moved).
     @exclusivity(unchecked) private var curlDeadline: MonotonicInstant?
+    /// Whether libcurl runs from the loop timer (``timerFired()``).
+    @exclusivity(unchecked) private var inTimerAction = false
 
     /// Runs for each finished transfer: its easy handle and libcurl's result. The handle is
     /// still in the multi handle; ``remove(_:)`` it.
@@ -231,9 +233,13 @@ final class CurlMulti {
             disarmTimer()
             return
         }
-        // 0: due at once — the clock's origin says so without reading the clock.
+        // 0 (a transfer was added, say): due at once, so the loop runs libcurl in this turn's timer
+        // pass rather than waiting up to a millisecond in epoll_wait first. The clock's origin is
+        // "at once" without reading the clock. Asked for while libcurl runs from that timer, it
+        // waits for the next turn (as any other deadline of "now" does), so libcurl cannot keep
+        // the loop in one timer pass.
         let deadline =
-            milliseconds == 0
+            milliseconds == 0 && !inTimerAction
             ? MonotonicInstant(microseconds: 0) : loop.clock.now().advanced(byMicroseconds: Int64(milliseconds) * 1_000)
         curlDeadline = deadline
         // libcurl moves its timer often; a loop timer that fires no later can stay and re-arm.
@@ -262,7 +268,9 @@ final class CurlMulti {
             return
         }
         curlDeadline = nil
+        inTimerAction = true
         socketAction(Int32(CCURL_SOCKET_TIMEOUT), 0)
+        inTimerAction = false
     }
 
     private func socketReady(_ fd: Int32, _ readiness: EventLoop.Readiness) {

@@ -85,7 +85,9 @@ public final class CleanupRun {
     /// Called with progress text for `STATUS=` at most every 250 ms.
     public var onProgress: ((String) -> Void)?
     /// Called as each session's calls are all done.
-    public var onSessionFinished: SessionFinished?
+    // Read once per call; exclusivity is not checked at run time (issue 10's instruction count):
+    // set by the run's owner before ``begin(completion:)``, and each read is one statement.
+    @exclusivity(unchecked) public var onSessionFinished: SessionFinished?
 
     /// Prepares a run over `sessions`, each at the endpoints it names (looked up in
     /// `endpoints`; a name not configured gives a `failed` outcome), with bearer `tokens` by
