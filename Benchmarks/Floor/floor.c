@@ -46,8 +46,11 @@ static int epfd;
 /* When libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT), in µs; -1: never. */
 static long long timer_due_us = -1;
 static char **urls;
-/* url_share[i]: the share for urls[i]'s origin (numbered in the order first met). */
+/* url_share[i]: the share for urls[i]'s origin (numbered in the order first met); NULL when
+ * there are at most 8 origins and every transfer uses the one share (nothing kept per URL, so
+ * the memory and instruction figures of a 1-origin run are those of a single share). */
 static CURLSH **url_share;
+static CURLSH *only_share;
 static size_t url_count, next_url;
 static size_t calls, ok, failed, connects, http2;
 static struct handle **idle;
@@ -106,9 +109,10 @@ static void start_next(void) {
     while (idle_count > 0 && next_url < url_count) {
         struct handle *h = idle[--idle_count];
         h->body_length = 0;
-        if (h->share != url_share[next_url]) {
-            h->share = url_share[next_url];
-            curl_easy_setopt(h->easy, CURLOPT_SHARE, h->share);
+        CURLSH *share = url_share != NULL ? url_share[next_url] : only_share;
+        if (h->share != share) {
+            h->share = share;
+            curl_easy_setopt(h->easy, CURLOPT_SHARE, share);
         }
         curl_easy_setopt(h->easy, CURLOPT_URL, urls[next_url++]);
         if (curl_multi_add_handle(multi, h->easy) != CURLM_OK) die("curl_multi_add_handle");
@@ -182,39 +186,43 @@ static CURLSH *new_share(void) {
     return share;
 }
 
-/* Numbers each URL's origin (scheme://host:port, up to the path) in the order first met, in an
- * open-addressing table of 2^16 slots, and gives it the share of its group. */
-static void assign_shares(void) {
+/* The number of urls[i]'s origin (scheme://host:port, up to the path), in the order first met:
+ * an open-addressing table of 2^16 slots. */
+static size_t origin_count;
+static size_t origin_number(size_t i) {
     enum { SLOTS = 1 << 16 };
     static struct { const char *origin; size_t length, number; } table[SLOTS];
-    size_t origins = 0, share_count = 0;
-    CURLSH **shares = NULL;
-    url_share = calloc(url_count ? url_count : 1, sizeof *url_share);
-    if (url_share == NULL) die("calloc");
-    for (size_t i = 0; i < url_count; i++) {
-        const char *scheme_end = strstr(urls[i], "://");
-        const char *start = scheme_end ? scheme_end + 3 : urls[i];
-        size_t length = (size_t)(start - urls[i]) + strcspn(start, "/?#");
-        uint32_t hash = 2166136261u;
-        for (size_t k = 0; k < length; k++) hash = (hash ^ (unsigned char)urls[i][k]) * 16777619u;
-        size_t slot = hash & (SLOTS - 1);
-        while (table[slot].origin != NULL &&
-               (table[slot].length != length || memcmp(table[slot].origin, urls[i], length) != 0))
-            slot = (slot + 1) & (SLOTS - 1);
-        if (table[slot].origin == NULL) {
-            if (origins == SLOTS / 2) die("more than 32,768 origins");
-            table[slot].origin = urls[i];
-            table[slot].length = length;
-            table[slot].number = origins++;
-        }
-        size_t group = table[slot].number / SHARE_ORIGINS;
-        if (group == share_count) {
-            shares = realloc(shares, (share_count + 1) * sizeof *shares);
-            if (shares == NULL) die("realloc");
-            shares[share_count++] = new_share();
-        }
-        url_share[i] = shares[group];
+    const char *scheme_end = strstr(urls[i], "://");
+    const char *start = scheme_end ? scheme_end + 3 : urls[i];
+    size_t length = (size_t)(start - urls[i]) + strcspn(start, "/?#");
+    uint32_t hash = 2166136261u;
+    for (size_t k = 0; k < length; k++) hash = (hash ^ (unsigned char)urls[i][k]) * 16777619u;
+    size_t slot = hash & (SLOTS - 1);
+    while (table[slot].origin != NULL &&
+           (table[slot].length != length || memcmp(table[slot].origin, urls[i], length) != 0))
+        slot = (slot + 1) & (SLOTS - 1);
+    if (table[slot].origin == NULL) {
+        if (origin_count == SLOTS / 2) die("more than 32,768 origins");
+        table[slot].origin = urls[i];
+        table[slot].length = length;
+        table[slot].number = origin_count++;
     }
+    return table[slot].number;
+}
+
+/* Gives each URL the share of its origin's group of SHARE_ORIGINS. */
+static void assign_shares(void) {
+    for (size_t i = 0; i < url_count; i++) origin_number(i);
+    if (origin_count <= SHARE_ORIGINS) {
+        only_share = new_share();
+        return;
+    }
+    size_t groups = (origin_count + SHARE_ORIGINS - 1) / SHARE_ORIGINS;
+    CURLSH **shares = calloc(groups, sizeof *shares);
+    url_share = calloc(url_count, sizeof *url_share);
+    if (shares == NULL || url_share == NULL) die("calloc");
+    for (size_t g = 0; g < groups; g++) shares[g] = new_share();
+    for (size_t i = 0; i < url_count; i++) url_share[i] = shares[origin_number(i) / SHARE_ORIGINS];
 }
 
 static void read_urls(const char *path) {
