@@ -1,21 +1,37 @@
-/// The sessions in memory: fixed-size chunks of `Session` values plus an id → position index and
+/// The sessions in memory: fixed-size chunks of `Session` values plus an id → slot index and
 /// per-owner counts.
 ///
-/// - Chunks make a frozen copy for the background snapshot writer cost O(chunks): the next
-///   change copies the outer array and the one chunk it touches, not every session.
+/// - Chunks make a frozen copy (``FrozenSessions``, ``SessionList``) cost O(chunks): the next
+///   change copies the outer array and the one chunk it writes, not every session.
+/// - A removal writes nothing into the chunks while a frozen copy shares them: the slot is
+///   marked vacant (one hash of the id, in the index), and its session is cleared once no copy
+///   is left. So a stop run that works from a frozen list while the store removes the sessions
+///   it ends copies no chunk. Vacant slots are filled by the next sessions added; the table is
+///   compacted once more than half its slots are vacant (and no copy shares them).
 /// - Every chunk is allocated at full capacity and sessions are added one at a time, whether
 ///   they arrive by registration or from the files at start, so the same sessions take the
 ///   same memory either way.
 /// - Equal endpoint lists share one array (most sessions name the same few endpoints).
 ///
-/// Removal moves the last session into the hole, so the order is arbitrary.
+/// The order of the sessions is arbitrary.
 struct SessionTable {
-    static let chunkSize = 1024
+    static let chunkSize = 1 << chunkShift
+    static let chunkShift = 10
     /// Distinct endpoint lists shared at most; beyond this, lists are kept as they come.
     static let sharedEndpointListLimit = 4096
 
     private var chunks: [[Session]] = []
-    private var index: [SessionID: Int] = [:]
+    /// Slot by id: `chunks[slot >> chunkShift][slot & (chunkSize - 1)]`. 12 bytes a bucket
+    /// (UInt32 slots, not Int): at 500,000 sessions the index is 2.6 MB smaller.
+    private var index: [SessionID: UInt32] = [:]
+    /// Slots whose session was removed, filled again last-first.
+    private var vacant: [UInt32] = []
+    /// The same slots, for iterating a frozen copy.
+    private var vacancies = SlotSet()
+    /// Whether some vacant slot's session is still in place: removed while a frozen copy shared the chunks.
+    private var hasUncleared = false
+    /// Held by every frozen copy: while one is alive, writing a chunk would copy it.
+    private var copies = FrozenCopies()
     private var owners: [UInt32: Int] = [:]
     private var endpointLists: [[String]: [String]] = [:]
     /// Sessions per distinct endpoint list, so that questions about endpoints cost O(lists);
@@ -33,8 +49,9 @@ struct SessionTable {
     var count: Int { index.count }
 
     subscript(id: SessionID) -> Session? {
-        guard let i = index[id] else { return nil }
-        return chunks[i / Self.chunkSize][i % Self.chunkSize]
+        guard let slot = index[id] else { return nil }
+        let i = Int(slot)
+        return chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
     }
 
     func contains(_ id: SessionID) -> Bool { index[id] != nil }
@@ -56,34 +73,43 @@ struct SessionTable {
     mutating func upsert(_ session: Session) {
         var session = session
         session.endpoints = shared(session.endpoints)
-        if let i = index[session.id] {
-            let old = chunks[i / Self.chunkSize][i % Self.chunkSize]
+        if let slot = index[session.id] {
+            let i = Int(slot)
+            let old = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
             if old.ownerUID != session.ownerUID {
                 countOwner(old.ownerUID, -1)
                 countOwner(session.ownerUID, 1)
             }
             countUsage(old.endpoints, -1)
             countUsage(session.endpoints, 1)
-            chunks[i / Self.chunkSize][i % Self.chunkSize] = session
+            chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
+            return
+        }
+        countOwner(session.ownerUID, 1)
+        countUsage(session.endpoints, 1)
+        if let slot = vacant.popLast() {
+            let i = Int(slot)
+            vacancies.remove(i)
+            chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
+            index[session.id] = slot
             return
         }
         let i = index.count
-        if i % Self.chunkSize == 0 {
+        if i & (Self.chunkSize - 1) == 0 {
             var chunk: [Session] = []
             chunk.reserveCapacity(Self.chunkSize)
             chunks.append(chunk)
         }
         chunks[chunks.count - 1].append(session)
-        index[session.id] = i
-        countOwner(session.ownerUID, 1)
-        countUsage(session.endpoints, 1)
+        index[session.id] = UInt32(i)
     }
 
     /// Removes and returns the session, if present.
     @discardableResult
     mutating func remove(_ id: SessionID) -> Session? {
-        guard let i = index[id] else { return nil }
-        let removed = chunks[i / Self.chunkSize][i % Self.chunkSize]
+        guard let slot = index[id] else { return nil }
+        let i = Int(slot)
+        let removed = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
         delete(id)
         return removed
     }
@@ -92,26 +118,66 @@ struct SessionTable {
     /// returns whether it was there.
     @discardableResult
     mutating func delete(_ id: SessionID) -> Bool {
-        guard let i = index.removeValue(forKey: id) else { return false }
-        let (chunk, slot) = (i / Self.chunkSize, i % Self.chunkSize)
+        guard let removed = index.removeValue(forKey: id) else { return false }
+        let i = Int(removed)
+        let (chunk, slot) = (i >> Self.chunkShift, i & (Self.chunkSize - 1))
         countOwner(chunks[chunk][slot].ownerUID, -1)
         countUsage(chunks[chunk][slot].endpoints, -1)
-        let lastChunk = chunks.count - 1
-        let last = chunks[lastChunk].removeLast()
-        if chunks[lastChunk].isEmpty { chunks.removeLast() }
-        if last.id != id {
-            chunks[chunk][slot] = last
-            index[last.id] = i
+        vacant.append(UInt32(i))
+        vacancies.insert(i)
+        guard isKnownUniquelyReferenced(&copies) else {
+            // A frozen copy shares the chunk: clearing the slot now would copy all of it.
+            hasUncleared = true
+            return true
         }
+        clear(i)
+        if hasUncleared {
+            for slot in vacant { clear(Int(slot)) }
+            hasUncleared = false
+        }
+        if vacant.count >= Self.chunkSize, vacant.count > index.count { compact() }
         return true
+    }
+
+    /// Drops a vacant slot's session (its key, label and outcome) in place.
+    private mutating func clear(_ i: Int) {
+        chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = Self.vacantSlot
+    }
+
+    private static let vacantSlot = Session(
+        id: SessionID(rawValue: 0), key: SessionKey(""), endpoints: [], ownerUID: 0, registeredAt: 0)
+
+    /// Moves every session to the front, in slot order, and frees the chunks left empty.
+    private mutating func compact() {
+        var packed: [[Session]] = []
+        var current: [Session] = []
+        index.removeAll(keepingCapacity: true)
+        for chunk in 0..<chunks.count {
+            for slot in 0..<chunks[chunk].count where !vacancies.contains(chunk << Self.chunkShift | slot) {
+                if current.isEmpty { current.reserveCapacity(Self.chunkSize) }
+                index[chunks[chunk][slot].id] = UInt32(packed.count << Self.chunkShift | current.count)
+                current.append(chunks[chunk][slot])
+                if current.count == Self.chunkSize {
+                    packed.append(current)
+                    current = []
+                }
+            }
+            chunks[chunk] = []
+        }
+        if !current.isEmpty { packed.append(current) }
+        chunks = packed
+        vacant = []
+        vacancies = SlotSet()
+        hasUncleared = false
     }
 
     /// Changes a session's attempts, outcome, label or endpoints in place; returns the updated
     /// value, or nil if absent. The id and the owner stay as they are.
     @discardableResult
     mutating func update(_ id: SessionID, _ change: (inout Session) -> Void) -> Session? {
-        guard let i = index[id] else { return nil }
-        var session = chunks[i / Self.chunkSize][i % Self.chunkSize]
+        guard let slot = index[id] else { return nil }
+        let i = Int(slot)
+        var session = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
         let (originalID, originalOwner, originalEndpoints) = (session.id, session.ownerUID, session.endpoints)
         change(&session)
         session.id = originalID
@@ -121,12 +187,40 @@ struct SessionTable {
             countUsage(originalEndpoints, -1)
             countUsage(session.endpoints, 1)
         }
-        chunks[i / Self.chunkSize][i % Self.chunkSize] = session
+        chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
         return session
     }
 
     /// An immutable copy of every session, for another thread; O(number of chunks).
-    var frozen: FrozenSessions { FrozenSessions(chunks: chunks, count: count) }
+    var frozen: FrozenSessions {
+        FrozenSessions(chunks: chunks, vacancies: vacancies, count: count, copies: copies)
+    }
+
+    /// The sessions `isIncluded` picks, ordered by registration (`registeredAt`, then id), as a
+    /// list that shares the table's chunks: O(chunks) and 4 bytes per session picked, not a copy.
+    func listInRegistrationOrder(where isIncluded: (Session) -> Bool = { _ in true }) -> SessionList {
+        // Sorted by keys gathered once (a temporary 24 bytes per session, freed at once), not by
+        // looking both sessions up at every comparison.
+        var keys: [(registeredAt: UInt64, id: UInt64, slot: UInt32)] = []
+        keys.reserveCapacity(count)
+        for chunk in 0..<chunks.count {
+            for slot in 0..<chunks[chunk].count {
+                let i = chunk << Self.chunkShift | slot
+                guard !vacancies.contains(i), isIncluded(chunks[chunk][slot]) else { continue }
+                keys.append((chunks[chunk][slot].registeredAt, chunks[chunk][slot].id.rawValue, UInt32(i)))
+            }
+        }
+        keys.sort { ($0.registeredAt, $0.id) < ($1.registeredAt, $1.id) }
+        return SessionList(chunks: chunks, shift: Self.chunkShift, slots: keys.map(\.slot), copies: copies)
+    }
+
+    /// For tests: where each chunk's sessions are stored (a chunk copied on write moves).
+    var chunkAddresses: [UnsafeRawPointer?] {
+        chunks.map { $0.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+    }
+
+    /// For tests: slots in use or vacant.
+    var slotCount: Int { index.count + vacant.count }
 
     private mutating func countOwner(_ uid: UInt32, _ delta: Int) {
         if let pending = pendingOwner, pending.uid == uid {
@@ -166,8 +260,61 @@ struct SessionTable {
 /// thread, and cheap to make (the sessions are shared, not copied).
 struct FrozenSessions: Sequence, Sendable {
     fileprivate let chunks: [[Session]]
+    fileprivate let vacancies: SlotSet
     /// Number of sessions.
     let count: Int
+    /// Keeps the table from clearing slots in place while this copy shares its chunks.
+    fileprivate let copies: FrozenCopies
 
-    func makeIterator() -> FlattenSequence<[[Session]]>.Iterator { chunks.joined().makeIterator() }
+    struct Iterator: IteratorProtocol {
+        fileprivate let chunks: [[Session]]
+        fileprivate let vacancies: SlotSet
+        private var chunk = 0
+        private var slot = 0
+
+        fileprivate init(chunks: [[Session]], vacancies: SlotSet) {
+            self.chunks = chunks
+            self.vacancies = vacancies
+        }
+
+        mutating func next() -> Session? {
+            while chunk < chunks.count {
+                if slot == chunks[chunk].count {
+                    chunk += 1
+                    slot = 0
+                    continue
+                }
+                defer { slot += 1 }
+                if !vacancies.contains(chunk << SessionTable.chunkShift | slot) { return chunks[chunk][slot] }
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(chunks: chunks, vacancies: vacancies) }
+}
+
+/// The token every frozen copy of a ``SessionTable`` holds (see `SessionTable.copies`).
+final class FrozenCopies: Sendable {}
+
+/// A set of slot numbers, one bit each.
+struct SlotSet: Sendable {
+    private var words: [UInt64] = []
+
+    func contains(_ slot: Int) -> Bool {
+        let word = slot >> 6
+        return word < words.count && words[word] & (1 << UInt64(slot & 63)) != 0
+    }
+
+    mutating func insert(_ slot: Int) {
+        let word = slot >> 6
+        if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
+        words[word] |= 1 << UInt64(slot & 63)
+    }
+
+    mutating func remove(_ slot: Int) {
+        let word = slot >> 6
+        guard word < words.count else { return }
+        words[word] &= ~(1 << UInt64(slot & 63))
+    }
 }

@@ -40,6 +40,25 @@ final class RunRecordTests: XCTestCase {
         XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: bytes), original)
     }
 
+    func testTheResultsFileIsWrittenInPiecesOfAThousandLinesThatReadBackAsOne() throws {
+        let calls = (0..<2500).map { n in
+            n % 7 == 0 ? call(UInt32(n), .failed(cause: "cause \(n)")) : call(UInt32(n), .ended(status: 200))
+        }
+        let original = record(calls)
+        var pieces = LastStopRunDocument.ResultsPieces(original)
+        var piece: [UInt8] = []
+        var lineCounts: [Int] = []
+        var all: [UInt8] = []
+        while pieces.next(into: &piece) {
+            lineCounts.append(piece.count { $0 == UInt8(ascii: "\n") })
+            all += piece
+        }
+        XCTAssertEqual(lineCounts, [1, 1024, 1024, 452], "the header, then up to 1,024 calls a piece")
+        XCTAssertFalse(pieces.next(into: &piece), "nothing after the last piece")
+        let facts = try object(LastStopRunDocument.facts(original))
+        XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: all), original)
+    }
+
     func testTheLongestLinesFitTheSpaceTheResultsFileIsWrittenInto() throws {
         // Every byte of the endpoint and the cause escaped (twice its size), numbers at their widest
         // (the file keeps microseconds).

@@ -9,7 +9,7 @@ final class RunResultsTests: XCTestCase {
     }
 
     private func results(_ sessions: [Session]) -> RunResults {
-        RunResults(sessions: sessions, report: RunReport(id: .random(), kind: .stop, budget: .seconds(10)))
+        RunResults(sessions: SessionList(sessions), report: RunReport(id: .random(), kind: .stop, budget: .seconds(10)))
     }
 
     func testASessionWithOneEndpointFinishesWithItsCall() throws {

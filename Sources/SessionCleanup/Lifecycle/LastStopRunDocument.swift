@@ -36,7 +36,9 @@ enum LastStopRunDocument {
     /// Keeps `record`: results first, then the facts that name them. A failure is journaled.
     static func write(_ record: RunRecord, to store: SessionStore, journal: any JournalSink) {
         do {
-            try store.writeDocument(resultsName, encodeResults(record))
+            // A piece at a time: the results of a large run (~50 bytes a call) are never whole in memory.
+            var pieces = ResultsPieces(record)
+            try store.writeDocument(resultsName) { pieces.next(into: &$0) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             try store.writeDocument(name, Array(try encoder.encode(facts(record))))
@@ -101,44 +103,51 @@ enum LastStopRunDocument {
 
     // MARK: Results
 
+    /// The whole results file (tests, small records); ``write(_:to:journal:)`` writes it in pieces.
     static func encodeResults(_ record: RunRecord) -> [UInt8] {
-        let header = "session-cleanup-results 1 \(record.id) \(record.results.count)\n"
-        // Written through a pointer into an array sized once for the most every line can take
-        // (fields are at most 20 digits, escaped text at most twice its bytes): a stop run writes
-        // one line per call, and appending byte by byte would check the array's uniqueness and
-        // capacity for every byte.
-        var bound = header.utf8.count
-        for call in record.results {
-            bound +=
-                128 + 2 * call.endpoint.utf8.count + 2
-                * (call.outcome.isEnded ? 0 : call.outcome.cause?.utf8.count ?? 0)
-        }
-        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, written in
-            var out = LineWriter(buffer)
-            out.raw(header)
-            for call in record.results {
-                out.hex(call.sessionID.rawValue)
-                out.byte(tab)
-                out.decimal(Int64(call.ownerUID))
-                out.byte(tab)
-                out.escaped(call.endpoint)
-                out.byte(tab)
-                out.escaped(call.outcome.word)
-                out.byte(tab)
-                if let status = call.outcome.httpStatus {
-                    out.decimal(Int64(status))
-                } else {
-                    out.byte(UInt8(ascii: "-"))
-                }
-                out.byte(tab)
-                out.decimal(Int64(call.attempts))
-                out.byte(tab)
-                out.decimal(call.durationMicroseconds)
-                out.byte(tab)
-                if !call.outcome.isEnded { out.escaped(call.outcome.cause ?? "") }
-                out.byte(newline)
+        var pieces = ResultsPieces(record)
+        var all: [UInt8] = []
+        var piece: [UInt8] = []
+        while pieces.next(into: &piece) { all += piece }
+        return all
+    }
+
+    /// The results file a piece of ``ResultsPieces/linesPerPiece`` lines at a time.
+    struct ResultsPieces {
+        static let linesPerPiece = 1024
+        private let record: RunRecord
+        private var headerWritten = false
+        private var line = 0
+
+        init(_ record: RunRecord) { self.record = record }
+
+        /// Replaces `piece` with the next piece; false once the whole file was given.
+        mutating func next(into piece: inout [UInt8]) -> Bool {
+            if !headerWritten {
+                headerWritten = true
+                piece = Array("session-cleanup-results 1 \(record.id) \(record.results.count)\n".utf8)
+                return true
             }
-            written = out.count
+            let results = record.results
+            guard line < results.count else { return false }
+            let lines = line..<min(results.count, line + Self.linesPerPiece)
+            line = lines.upperBound
+            // Written through a pointer into an array sized once for the most every line can take
+            // (fields are at most 20 digits, escaped text at most twice its bytes): a stop run writes
+            // one line per call, and appending byte by byte would check the array's uniqueness and
+            // capacity for every byte.
+            var bound = 0
+            for call in results[lines] {
+                bound +=
+                    128 + 2 * call.endpoint.utf8.count + 2
+                    * (call.outcome.isEnded ? 0 : call.outcome.cause?.utf8.count ?? 0)
+            }
+            piece = [UInt8](unsafeUninitializedCapacity: bound) { buffer, written in
+                var out = LineWriter(buffer)
+                for call in results[lines] { out.line(call) }
+                written = out.count
+            }
+            return true
         }
     }
 
@@ -153,6 +162,7 @@ enum LastStopRunDocument {
         else { return nil }
         var results: [RunReport.CallResult] = []
         results.reserveCapacity(lines.count - 1)
+        var shapes = CallShapes()
         for line in lines.dropFirst() {
             let columns = line.split(separator: tab, omittingEmptySubsequences: false)
             guard columns.count == 8,
@@ -166,7 +176,7 @@ enum LastStopRunDocument {
             else { return nil }
             results.append(
                 RunReport.CallResult(
-                    sessionID: id, ownerUID: uid, endpoint: unescaped(columns[2]), outcome: outcome,
+                    sessionID: id, ownerUID: uid, shape: shapes.shape(unescaped(columns[2]), outcome),
                     attempts: attempts, duration: .microseconds(duration)))
         }
         return results
@@ -214,6 +224,31 @@ private struct LineWriter {
 
     init(_ base: UnsafeMutableBufferPointer<UInt8>) { self.base = base }
 
+    /// One call's line.
+    mutating func line(_ call: RunReport.CallResult) {
+        let tab = UInt8(ascii: "\t")
+        hex(call.sessionID.rawValue)
+        byte(tab)
+        decimal(Int64(call.ownerUID))
+        byte(tab)
+        escaped(call.endpoint)
+        byte(tab)
+        escaped(call.outcome.word)
+        byte(tab)
+        if let status = call.outcome.httpStatus {
+            decimal(Int64(status))
+        } else {
+            byte(UInt8(ascii: "-"))
+        }
+        byte(tab)
+        decimal(Int64(call.attempts))
+        byte(tab)
+        decimal(call.durationMicroseconds)
+        byte(tab)
+        if !call.outcome.isEnded { escaped(call.outcome.cause ?? "") }
+        byte(UInt8(ascii: "\n"))
+    }
+
     mutating func byte(_ value: UInt8) {
         precondition(count < base.count, "results file longer than the space sized for it")
         base[count] = value
@@ -226,7 +261,7 @@ private struct LineWriter {
     }
 
     /// 16 lowercase hexadecimal digits, as ``SessionID/description`` spells them.
-    mutating func hex(_ value: UInt64) {
+    @inline(__always) mutating func hex(_ value: UInt64) {
         for shift in stride(from: 60, through: 0, by: -4) {
             let nibble = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
             byte(nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10))

@@ -69,7 +69,7 @@ final class RunCoordinator {
         }
         let budget = StopBudget(
             total: settings.start.leftoverBudget, minimumRequest: settings.stop.minimumRequest, clock: loop.clock)
-        guard let run = makeRun(kind, sessions: fresh, budget: budget) else {
+        guard let run = makeRun(kind, sessions: SessionList(fresh), budget: budget) else {
             reply?(.failure(.internal, "the HTTP engine could not start; see the journal"))
             return
         }
@@ -125,7 +125,8 @@ final class RunCoordinator {
         completion: @escaping (RunReport?) -> Void
     ) {
         stopBackgroundRuns(telling: "the daemon began stopping: the stop run ends these sessions")
-        let sessions = committer.store.allSessions
+        // A list sharing the store's memory, not a copy of every session (issue 10: the stop run's peak).
+        let sessions = committer.store.sessionList
         guard !sessions.isEmpty, let run = makeRun(.stop, id: id, sessions: sessions, budget: budget) else {
             completion(nil)
             return
@@ -157,7 +158,7 @@ final class RunCoordinator {
     }
 
     private func makeRun(
-        _ kind: CleanupRun.Kind, id: RunID = .random(), sessions: [Session], budget: StopBudget
+        _ kind: CleanupRun.Kind, id: RunID = .random(), sessions: SessionList, budget: StopBudget
     ) -> CleanupRun? {
         let settings = configuration.current
         let limits = HTTPEngine.Limits(settings)

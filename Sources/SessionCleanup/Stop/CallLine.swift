@@ -47,7 +47,7 @@ struct CallLine {
         var isEmpty: Bool { head == positions.count }
     }
 
-    private let sessions: [Session]
+    private let sessions: SessionList
     private let endpoints: [String: Endpoint]
     /// The last name looked up in `endpoints`: sessions mostly name the same endpoints.
     private var lastEndpoint: (name: String, endpoint: Endpoint?)?
@@ -65,6 +65,11 @@ struct CallLine {
     /// The line of every call of `sessions`, with the endpoints' `templates` by name, for a run
     /// of `concurrency` calls in flight.
     init(sessions: [Session], templates: [String: EndpointTemplate], concurrency: Int) {
+        self.init(sessions: SessionList(sessions), templates: templates, concurrency: concurrency)
+    }
+
+    /// The same for sessions listed from the store.
+    init(sessions: SessionList, templates: [String: EndpointTemplate], concurrency: Int) {
         self.sessions = sessions
         self.concurrency = concurrency
         var numbers: [String: Int] = [:]

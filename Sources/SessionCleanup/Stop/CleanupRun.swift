@@ -60,7 +60,8 @@ public final class CleanupRun {
     let loop: EventLoop
     let journal: any JournalSink
     let runJournal: RunJournal
-    private let sessions: [Session]
+    /// Shared with the store, not copied: a stop run's sessions are all the store holds.
+    private let sessions: SessionList
     private let retryPolicy: RetryPolicy
     /// The calls not yet taken (unchecked exclusivity: see below).
     @exclusivity(unchecked) var line: CallLine
@@ -92,8 +93,19 @@ public final class CleanupRun {
     /// Prepares a run over `sessions`, each at the endpoints it names (looked up in
     /// `endpoints`; a name not configured gives a `failed` outcome), with bearer `tokens` by
     /// credential name (an endpoint whose credential is missing gets `failed` calls).
-    public init(
+    public convenience init(
         id: RunID = .random(), kind: Kind, sessions: [Session], endpoints: [EndpointConfiguration],
+        tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
+        journal: any JournalSink
+    ) {
+        self.init(
+            id: id, kind: kind, sessions: SessionList(sessions), endpoints: endpoints, tokens: tokens, budget: budget,
+            settings: settings, transport: transport, loop: loop, journal: journal)
+    }
+
+    /// The same over sessions listed from the store (``SessionList``: shared, not copied).
+    public init(
+        id: RunID = .random(), kind: Kind, sessions: SessionList, endpoints: [EndpointConfiguration],
         tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
         journal: any JournalSink
     ) {

@@ -4,19 +4,32 @@ import Sessions
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.
 public struct RunReport: Sendable {
     /// One call's result. Kept for every call of a run (the `report` verb shows them), so it is
-    /// stored compactly (72 bytes a result rather than 88).
+    /// stored compactly: 32 bytes a result (it was 72), the endpoint and the outcome in a
+    /// ``Shape`` that the results with the same ones share (``CallShapes``).
     public struct CallResult: Sendable, Equatable {
+        /// An endpoint's name and an outcome, shared by the results that have both.
+        final class Shape: Sendable {
+            let endpoint: String
+            let outcome: CallOutcome
+
+            init(_ endpoint: String, _ outcome: CallOutcome) {
+                self.endpoint = endpoint
+                self.outcome = outcome
+            }
+        }
+
         /// The session.
         public let sessionID: SessionID
+        private let nanoseconds: Int64
+        private let shape: Shape
         /// The uid that registered the session (who may see this result).
         public let ownerUID: UInt32
         private let attemptCount: UInt32
-        private let nanoseconds: Int64
-        /// The endpoint's name.
-        public let endpoint: String
-        /// What became of the call.
-        public let outcome: CallOutcome
 
+        /// The endpoint's name.
+        public var endpoint: String { shape.endpoint }
+        /// What became of the call.
+        public var outcome: CallOutcome { shape.outcome }
         /// Requests made (0 when it never started).
         public var attempts: Int { Int(attemptCount) }
         /// From the first request's start to the outcome (zero if never started), to the nanosecond.
@@ -30,15 +43,28 @@ public struct RunReport: Sendable {
             sessionID: SessionID, ownerUID: UInt32, endpoint: String, outcome: CallOutcome, attempts: Int,
             duration: Duration
         ) {
+            self.init(
+                sessionID: sessionID, ownerUID: ownerUID, shape: Shape(endpoint, outcome), attempts: attempts,
+                duration: duration)
+        }
+
+        /// Creates a result whose endpoint and outcome are `shape`'s.
+        init(sessionID: SessionID, ownerUID: UInt32, shape: Shape, attempts: Int, duration: Duration) {
             self.sessionID = sessionID
             self.ownerUID = ownerUID
-            self.endpoint = endpoint
-            self.outcome = outcome
+            self.shape = shape
             attemptCount = UInt32(clamping: attempts)
             let (seconds, attoseconds) = duration.components
             // ±292 years fit; anything longer is clamped.
             let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
             nanoseconds = overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000
+        }
+
+        /// Equal fields; whether the shape is shared does not matter.
+        public static func == (a: CallResult, b: CallResult) -> Bool {
+            a.sessionID == b.sessionID && a.ownerUID == b.ownerUID && a.attemptCount == b.attemptCount
+                && a.nanoseconds == b.nanoseconds
+                && (a.shape === b.shape || (a.shape.endpoint == b.shape.endpoint && a.shape.outcome == b.shape.outcome))
         }
     }
 

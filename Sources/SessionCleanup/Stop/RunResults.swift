@@ -40,12 +40,14 @@ struct RunResults {
     private(set) var callsLeft: Int
     /// Calls whose outcome was not `ended`.
     private(set) var callsNotEnded = 0
-    private let sessions: [Session]
+    private let sessions: SessionList
     /// By session index.
     private var progress: [Int: SessionProgress] = [:]
+    /// The results' endpoints and outcomes, shared.
+    private var shapes = CallShapes()
 
     /// Results of a run over `sessions`, reported in `report`.
-    init(sessions: [Session], report: RunReport) {
+    init(sessions: SessionList, report: RunReport) {
         self.sessions = sessions
         self.report = report
         callsTotal = sessions.reduce(0) { $0 + $1.endpoints.count }
@@ -63,8 +65,8 @@ struct RunResults {
         // Fields, not a copy of the session: one call each.
         report.calls.append(
             RunReport.CallResult(
-                sessionID: sessions[index].id, ownerUID: sessions[index].ownerUID, endpoint: endpoint,
-                outcome: outcome, attempts: attempts, duration: duration))
+                sessionID: sessions[index].id, ownerUID: sessions[index].ownerUID,
+                shape: shapes.shape(endpoint, outcome), attempts: attempts, duration: duration))
         let ended = outcome.isEnded
         if !ended { callsNotEnded += 1 }
         let endpointCount = sessions[index].endpoints.count

@@ -216,6 +216,20 @@ final class StoreDirectory: Sendable {
         _ = try replaceAtomically(name) { f throws(StoreError) in try writeAll(f, bytes, at: 0, name: name + ".tmp") }
     }
 
+    /// `replaceAtomically` with contents made a piece at a time: `next` fills its argument with
+    /// the next piece and returns false once there is none (a large document is never whole in
+    /// memory).
+    func writeAtomically(_ name: String, pieces next: (inout [UInt8]) -> Bool) throws(StoreError) {
+        _ = try replaceAtomically(name) { f throws(StoreError) in
+            var offset = 0
+            var piece: [UInt8] = []
+            while next(&piece) {
+                try writeAll(f, piece, at: offset, name: name + ".tmp")
+                offset += piece.count
+            }
+        }
+    }
+
     /// UTC timestamp like 20260101T120000Z for names of preserved files.
     static func timestamp() -> String {
         var t = time(nil)
