@@ -159,6 +159,20 @@ final class StoreRecoveryTests: XCTestCase {
         XCTAssertEqual(whole.table.count, 200)
     }
 
+    func testALogOfZeroBytesOnlyIsReportedAsCutNotAsTheReserve() throws {
+        // Found by the store-load fuzzer: a log cut to one byte, that byte zero, read as nothing
+        // but the reserve — a clean report although its header and every commit were gone.
+        let img = image(inSnapshot: (0..<10).map(session), sequence: 4, commits: [[.register(session(10))]])
+        for zeros in [1, 7, StoreFormat.logReserveMinimum] {
+            var cut = img
+            cut.log = [UInt8](repeating: 0, count: zeros)
+            let r = try recover(cut)
+            XCTAssertEqual(r.report.problems.map(\.kind), [.truncatedLog], "\(zeros) zero bytes")
+            XCTAssertEqual(r.table.count, 10, "the snapshot's sessions are kept")
+            XCTAssertTrue(r.plan.freshLog || r.plan.rewrite, "a log without its header is not appended to")
+        }
+    }
+
     func testLogCutInsideAFrameIsReportedAsACutNotATornWrite() throws {
         let img = image(inSnapshot: [], commits: (0..<3).map { [.register(session($0))] })
         var cut = img

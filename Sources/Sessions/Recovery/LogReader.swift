@@ -70,7 +70,11 @@ enum LogReader {
         }
         var firstNonZero = tail.lowerBound
         while firstNonZero < tail.upperBound && raw[firstNonZero] == 0 { firstNonZero += 1 }
-        if firstNonZero == tail.upperBound { return .clean }  // all zero: the reserve
+        if firstNonZero == tail.upperBound {
+            // All zero: the reserve — unless it starts where the header must be (the log was cut
+            // or zeroed before its header ended; found by the store-load fuzzer).
+            return tail.lowerBound == 0 && reserveExpected ? .cut(damaged: 0..<0) : .clean
+        }
         if !lastIsZero && reserveExpected { return .cut(damaged: tail) }
         return .torn(tail)
     }
