@@ -50,8 +50,13 @@ struct SessionTable {
 
     subscript(id: SessionID) -> Session? {
         guard let slot = index[id] else { return nil }
-        let i = Int(slot)
-        return chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
+        return self[slot: slot]
+    }
+
+    /// The session in `slot` (`index`'s values), read or written in place.
+    private subscript(slot slot: UInt32) -> Session {
+        _read { yield chunks[Int(slot) >> Self.chunkShift][Int(slot) & (Self.chunkSize - 1)] }
+        _modify { yield &chunks[Int(slot) >> Self.chunkShift][Int(slot) & (Self.chunkSize - 1)] }
     }
 
     func contains(_ id: SessionID) -> Bool { index[id] != nil }
@@ -74,23 +79,21 @@ struct SessionTable {
         var session = session
         session.endpoints = shared(session.endpoints)
         if let slot = index[session.id] {
-            let i = Int(slot)
-            let old = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
+            let old = self[slot: slot]
             if old.ownerUID != session.ownerUID {
                 countOwner(old.ownerUID, -1)
                 countOwner(session.ownerUID, 1)
             }
             countUsage(old.endpoints, -1)
             countUsage(session.endpoints, 1)
-            chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
+            self[slot: slot] = session
             return
         }
         countOwner(session.ownerUID, 1)
         countUsage(session.endpoints, 1)
         if let slot = vacant.popLast() {
-            let i = Int(slot)
-            vacancies.remove(i)
-            chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
+            vacancies.remove(Int(slot))
+            self[slot: slot] = session
             index[session.id] = slot
             return
         }
@@ -108,8 +111,7 @@ struct SessionTable {
     @discardableResult
     mutating func remove(_ id: SessionID) -> Session? {
         guard let slot = index[id] else { return nil }
-        let i = Int(slot)
-        let removed = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
+        let removed = self[slot: slot]
         delete(id)
         return removed
     }
@@ -118,21 +120,19 @@ struct SessionTable {
     /// returns whether it was there.
     @discardableResult
     mutating func delete(_ id: SessionID) -> Bool {
-        guard let removed = index.removeValue(forKey: id) else { return false }
-        let i = Int(removed)
-        let (chunk, slot) = (i >> Self.chunkShift, i & (Self.chunkSize - 1))
-        countOwner(chunks[chunk][slot].ownerUID, -1)
-        countUsage(chunks[chunk][slot].endpoints, -1)
-        vacant.append(UInt32(i))
-        vacancies.insert(i)
+        guard let slot = index.removeValue(forKey: id) else { return false }
+        countOwner(self[slot: slot].ownerUID, -1)
+        countUsage(self[slot: slot].endpoints, -1)
+        vacant.append(slot)
+        vacancies.insert(Int(slot))
         guard isKnownUniquelyReferenced(&copies) else {
             // A frozen copy shares the chunk: clearing the slot now would copy all of it.
             hasUncleared = true
             return true
         }
-        clear(i)
+        clear(slot)
         if hasUncleared {
-            for slot in vacant { clear(Int(slot)) }
+            for slot in vacant { clear(slot) }
             hasUncleared = false
         }
         if vacant.count >= Self.chunkSize, vacant.count > index.count { compact() }
@@ -140,8 +140,8 @@ struct SessionTable {
     }
 
     /// Drops a vacant slot's session (its key, label and outcome) in place.
-    private mutating func clear(_ i: Int) {
-        chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = Self.vacantSlot
+    private mutating func clear(_ slot: UInt32) {
+        self[slot: slot] = Self.vacantSlot
     }
 
     private static let vacantSlot = Session(
@@ -176,8 +176,7 @@ struct SessionTable {
     @discardableResult
     mutating func update(_ id: SessionID, _ change: (inout Session) -> Void) -> Session? {
         guard let slot = index[id] else { return nil }
-        let i = Int(slot)
-        var session = chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)]
+        var session = self[slot: slot]
         let (originalID, originalOwner, originalEndpoints) = (session.id, session.ownerUID, session.endpoints)
         change(&session)
         session.id = originalID
@@ -187,7 +186,7 @@ struct SessionTable {
             countUsage(originalEndpoints, -1)
             countUsage(session.endpoints, 1)
         }
-        chunks[i >> Self.chunkShift][i & (Self.chunkSize - 1)] = session
+        self[slot: slot] = session
         return session
     }
 
