@@ -289,11 +289,14 @@ class NetworkSuite:
         return out
 
     def measure(self, kind, binary, work, http="1.1", streams=128, extra_lines="", prefix=(), budget=60,
-                instrument=None):
-        """One measurement with a fresh delayer and nginx. Returns the row's figures."""
+                instrument=None, sample_memory=False):
+        """One measurement with a fresh delayer and nginx. Returns the row's figures; with
+        sample_memory, also the MemorySampler's (from READY=1, or the floor's start, to the exit;
+        the curve is kept as memory.csv in the client's directory)."""
         delayer = Delayer(self)
         server = None
         daemon = None
+        sampler = None
         try:
             server = Nginx(self, work.mode, work.origins, streams=streams)
             ca = self.tls_dir / "ca.pem"
@@ -305,6 +308,8 @@ class NetworkSuite:
                 daemon = b.Daemon(self.bench, f"{work.prefix}", work.endpoints(), budget_sec=budget, binary=binary,
                                   wrap=self.ns.wrap(), prefix=prefix, endpoint_lines=lines)
                 daemon.start(ready_timeout=120 if prefix else 60)
+                if sample_memory:
+                    sampler = b.MemorySampler(daemon.pid).start()
                 # One connection, in order: the daemon stores sessions by registration time and
                 # calls them in that order — the order every other client gets its URLs in.
                 result["register_s"] = b.register_bulk(daemon, work.prefix, work.sessions, work.session_endpoints,
@@ -312,6 +317,10 @@ class NetworkSuite:
                 if instrument:
                     instrument(daemon)
                 result.update(daemon.stop(timeout=budget + 60))
+                if sampler:
+                    sampler.stop()
+                    result.update(sampler.summary(t_signal=daemon.t_sigterm))
+                    sampler.write_curve(daemon.dir / "memory.csv", daemon.t_sigterm)
                 # The stop run's CPU (the floor's: the whole process), user and system apart.
                 result["cpu_s"] = result["cpu_stop_s"]
                 result["cpu_user_s"] = result["cpu_stop_user_s"]
@@ -334,10 +343,16 @@ class NetworkSuite:
                     config.write_text(head + "".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in work.urls()))
                     argv = ["curl", "-s", "--parallel", "--parallel-max", b.CONCURRENCY, "--config", config]
                 child = b.Child(self.ns.wrap(argv), self.bench.env(), stdout=d / "out.log", stderr=d / "err.log")
+                if sample_memory:
+                    sampler = b.MemorySampler(child.pid).start()
                 timeout = 120 + (600 if prefix else 0)
                 if not child.wait(timeout):
                     child.kill()
                     raise b.BenchError(f"{kind} still running after {timeout} s (killed)")
+                if sampler:
+                    sampler.stop()
+                    result.update(sampler.summary())
+                    sampler.write_curve(d / "memory.csv", child.t_spawn)
                 result.update(wall_s=child.t_exit - child.t_spawn, cpu_s=child.cpu,
                               cpu_user_s=child.rusage.ru_utime, cpu_sys_s=child.rusage.ru_stime,
                               peak_rss_mb=child.maxrss_mb, page_faults_stop=child.rusage.ru_minflt,
@@ -374,6 +389,8 @@ class NetworkSuite:
                 raise b.BenchError("; ".join(problems))
             return result
         finally:
+            if sampler:
+                sampler.stop()
             if daemon and daemon.child and daemon.child.status is None:
                 daemon.kill()
             if server:
@@ -461,7 +478,8 @@ class NetworkSuite:
             row = {"scenario": "memory", "name": f"{calls:,} calls, HTTP, 1 origin: {label}", "client": label,
                    "calls": work.calls, "ok": True, "error": None, "load": b.loadavg()}
             try:
-                runs = [self.measure(kind, binary, work, budget=120) for _ in range(self.args.repeat)]
+                runs = [self.measure(kind, binary, work, budget=120, sample_memory=True)
+                        for _ in range(self.args.repeat)]
                 row.update(summarize(runs))
             except b.BenchError as e:
                 row.update(ok=False, error=str(e))
