@@ -1,18 +1,21 @@
 /// An immutable, ordered list of sessions that shares the store's memory instead of copying the
 /// sessions: what a run works from. A list of the whole store costs 4 bytes per session (its
-/// slot) however large the sessions are, and stays as it was made while the store changes (a
-/// run's ended sessions leave the store while the run still reads them).
+/// slot), and stays as it was made while the store changes (a run's ended sessions leave the
+/// store while the run still reads them).
+///
+/// A run reads the fields it needs — ``id(at:)``, ``key(at:)``, ``endpoints(at:)``, … — from
+/// the stored sessions; the subscript makes a whole `Session` value (its key and label copied
+/// out), for the rest.
 public struct SessionList: RandomAccessCollection, Sendable {
-    // Inlinable, and the stored properties with it: a run reads its sessions several times per
-    // call, and a subscript called across the module boundary (a coroutine) cost ~1,500
-    // instructions per call in allocations and reference counting (callgrind, issue 10).
-    /// The store's chunks, or one chunk holding an array's sessions.
-    @usableFromInline let chunks: [[Session]]
-    /// Slot `s` is `chunks[s >> shift][s & mask]`.
-    @usableFromInline let shift: Int
-    @usableFromInline let mask: Int
+    /// The store's chunks, or the chunks made for an array's sessions.
+    private let chunks: [SessionChunk]
+    /// Endpoint lists by number, as when the list was made.
+    private let lists: [[String]]
+    /// Slot `s` is `chunks[s >> shift]`'s slot `s & mask`.
+    private let shift: Int
+    private let mask: Int
     /// The slots, in the list's order.
-    @usableFromInline let slots: [UInt32]
+    private let slots: [UInt32]
     /// Keeps the store from clearing a removed session's slot in place while this list reads it
     /// (see ``SessionTable``); nil for an array's list.
     private let copies: FrozenCopies?
@@ -20,25 +23,88 @@ public struct SessionList: RandomAccessCollection, Sendable {
     /// A list of `sessions` in their order (a run over sessions picked by hand).
     public init(_ sessions: [Session]) {
         precondition(sessions.count <= Int(UInt32.max), "a list holds at most 2^32 - 1 sessions")
-        self.init(chunks: [sessions], shift: 32, slots: (0..<UInt32(sessions.count)).map { $0 }, copies: nil)
+        var lists = EndpointLists()
+        var chunks: [SessionChunk] = []
+        for session in sessions {
+            if chunks.isEmpty || chunks[chunks.count - 1].count == SessionTable.chunkSize {
+                chunks.append(SessionChunk(capacity: Swift.min(SessionTable.chunkSize, sessions.count), keyCapacity: 0))
+            }
+            chunks[chunks.count - 1].append(session, list: lists.retain(session.endpoints))
+        }
+        self.init(
+            chunks: chunks, lists: lists.lists, shift: SessionTable.chunkShift,
+            slots: (0..<UInt32(sessions.count)).map { $0 }, copies: nil)
     }
 
-    init(chunks: [[Session]], shift: Int, slots: [UInt32], copies: FrozenCopies?) {
+    init(chunks: [SessionChunk], lists: [[String]], shift: Int, slots: [UInt32], copies: FrozenCopies?) {
         self.chunks = chunks
+        self.lists = lists
         self.shift = shift
         mask = (1 << shift) - 1
         self.slots = slots
         self.copies = copies
     }
 
-    @inlinable public var startIndex: Int { 0 }
-    @inlinable public var endIndex: Int { slots.count }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { slots.count }
 
-    /// The session at `position`, read in place (no copy of its strings' references).
-    @inlinable public subscript(position: Int) -> Session {
-        _read {
-            let slot = Int(slots[position])
-            yield chunks[slot >> shift][slot & mask]
-        }
+    /// The session at `position`, made from its stored fields.
+    public subscript(position: Int) -> Session {
+        let (c, s) = place(position)
+        return chunks[c].session(at: s, endpoints: lists[Int(chunks[c].lists[s])])
+    }
+
+    /// The id of the session at `position`.
+    public func id(at position: Int) -> SessionID {
+        let (c, s) = place(position)
+        return chunks[c].id(at: s)
+    }
+
+    /// The owner of the session at `position`.
+    public func ownerUID(at position: Int) -> UInt32 {
+        let (c, s) = place(position)
+        return chunks[c].owners[s]
+    }
+
+    /// The endpoints the session at `position` names (an array shared by the sessions naming them).
+    public func endpoints(at position: Int) -> [String] {
+        let (c, s) = place(position)
+        return lists[Int(chunks[c].lists[s])]
+    }
+
+    /// How many endpoints the session at `position` names.
+    public func endpointCount(at position: Int) -> Int {
+        let (c, s) = place(position)
+        return lists[Int(chunks[c].lists[s])].count
+    }
+
+    /// The key of the session at `position` (secret: only for the call that sends it).
+    public func key(at position: Int) -> SessionKey {
+        let (c, s) = place(position)
+        return chunks[c].key(at: s)
+    }
+
+    /// The label of the session at `position`, if it has one.
+    public func label(at position: Int) -> String? {
+        let (c, s) = place(position)
+        return chunks[c].extra(at: s)?.label
+    }
+
+    /// The attempts made so far for the session at `position`.
+    public func attempts(at position: Int) -> Int {
+        let (c, s) = place(position)
+        return chunks[c].extra(at: s)?.attempts ?? 0
+    }
+
+    /// Calls of a run over the list: every session's endpoints, counted.
+    public var callCount: Int {
+        var total = 0
+        for position in slots.indices { total += endpointCount(at: position) }
+        return total
+    }
+
+    private func place(_ position: Int) -> (Int, Int) {
+        let slot = Int(slots[position])
+        return (slot >> shift, slot & mask)
     }
 }

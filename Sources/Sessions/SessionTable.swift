@@ -1,47 +1,38 @@
-/// The sessions in memory: fixed-size chunks of `Session` values plus an id → slot index and
-/// per-owner counts.
+/// The sessions in memory: fixed-size chunks of sessions kept field by field
+/// (``SessionChunk``), an id → slot index of 4-byte buckets (``SlotIndex``), endpoint lists by
+/// number (``EndpointLists``) and per-owner counts. About 40 bytes a session plus its key
+/// (issue 10: 155 bytes before); a `Session` value is made only where one is handed out.
 ///
 /// - Chunks make a frozen copy (``FrozenSessions``, ``SessionList``) cost O(chunks): the next
-///   change copies the outer array and the one chunk it writes, not every session.
+///   change copies the outer array and the one field array it writes, not every session.
 /// - A removal writes nothing into the chunks while a frozen copy shares them: the slot is
-///   marked vacant (one hash of the id, in the index), and its session is cleared once no copy
-///   is left. So a stop run that works from a frozen list while the store removes the sessions
-///   it ends copies no chunk. Vacant slots are filled by the next sessions added; the table is
+///   marked vacant (one hash of the id, in the index), and its key is zeroed once no copy is
+///   left. So a stop run that works from a frozen list while the store removes the sessions it
+///   ends copies no chunk. Vacant slots are filled by the next sessions added; the table is
 ///   compacted once more than half its slots are vacant (and no copy shares them).
-/// - Every chunk is allocated at full capacity and sessions are added one at a time, whether
-///   they arrive by registration or from the files at start, so the same sessions take the
-///   same memory either way.
-/// - Equal endpoint lists share one array (most sessions name the same few endpoints).
+/// - Every chunk's fields are allocated at full capacity and sessions are added one at a time,
+///   whether they arrive by registration or from the files at start, so the same sessions take
+///   the same memory either way.
 ///
 /// The order of the sessions is arbitrary.
 struct SessionTable {
     static let chunkSize = 1 << chunkShift
     static let chunkShift = 10
-    /// Distinct endpoint lists shared at most; beyond this, lists are kept as they come.
-    static let sharedEndpointListLimit = 4096
 
-    private var chunks: [[Session]] = []
-    /// Slot by id: `chunks[slot >> chunkShift][slot & (chunkSize - 1)]`. 12 bytes a bucket
-    /// (UInt32 slots, not Int): at 500,000 sessions the index is 2.6 MB smaller.
-    private var index: [SessionID: UInt32] = [:]
+    private var chunks: [SessionChunk] = []
+    private var lists = EndpointLists()
+    private var index = SlotIndex()
     /// Slots whose session was removed, filled again last-first.
     private var vacant: [UInt32] = []
     /// The same slots, for iterating a frozen copy.
     private var vacancies = SlotSet()
-    /// Whether some vacant slot's session is still in place: removed while a frozen copy shared the chunks.
+    /// Whether some vacant slot's key is still in place: removed while a frozen copy shared the chunks.
     private var hasUncleared = false
     /// Held by every frozen copy: while one is alive, writing a chunk would copy it.
     private var copies = FrozenCopies()
     private var owners: [UInt32: Int] = [:]
-    private var endpointLists: [[String]: [String]] = [:]
-    /// Sessions per distinct endpoint list, so that questions about endpoints cost O(lists);
-    /// without `pendingUsage`.
-    private var usage: [[String]: Int] = [:]
-    /// A change of `usage` not yet applied: sessions added or removed in a row mostly name the
-    /// same (shared) list, and comparing a shared list with itself costs nothing where hashing
-    /// it costs a hash of every name — per ended session, at a stop.
-    private var pendingUsage: (endpoints: [String], delta: Int)?
-    /// The same for `owners`.
+    /// A change of `owners` not yet applied: sessions added or removed in a row mostly have the
+    /// same owner (a hash per ended session saved, at a stop).
     private var pendingOwner: (uid: UInt32, delta: Int)?
 
     init() {}
@@ -49,17 +40,11 @@ struct SessionTable {
     var count: Int { index.count }
 
     subscript(id: SessionID) -> Session? {
-        guard let slot = index[id] else { return nil }
-        return self[slot: slot]
+        guard let slot = find(id) else { return nil }
+        return session(at: slot)
     }
 
-    /// The session in `slot` (`index`'s values), read or written in place.
-    private subscript(slot slot: UInt32) -> Session {
-        _read { yield chunks[Int(slot) >> Self.chunkShift][Int(slot) & (Self.chunkSize - 1)] }
-        _modify { yield &chunks[Int(slot) >> Self.chunkShift][Int(slot) & (Self.chunkSize - 1)] }
-    }
-
-    func contains(_ id: SessionID) -> Bool { index[id] != nil }
+    func contains(_ id: SessionID) -> Bool { find(id) != nil }
 
     /// Sessions owned by `uid`.
     func count(ownedBy uid: UInt32) -> Int {
@@ -67,66 +52,63 @@ struct SessionTable {
     }
 
     /// Sessions per distinct endpoint list.
-    var endpointUsage: [[String]: Int] {
-        guard let pendingUsage else { return usage }
-        var all = usage
-        Self.apply(pendingUsage.delta, to: &all, at: pendingUsage.endpoints)
-        return all
-    }
+    var endpointUsage: [[String]: Int] { lists.usage }
 
     /// Inserts or replaces.
     mutating func upsert(_ session: Session) {
-        var session = session
-        session.endpoints = shared(session.endpoints)
-        if let slot = index[session.id] {
-            let old = self[slot: slot]
-            if old.ownerUID != session.ownerUID {
-                countOwner(old.ownerUID, -1)
+        let list = lists.retain(session.endpoints)
+        if let slot = find(session.id) {
+            let (c, s) = Self.split(slot)
+            let oldOwner = chunks[c].owners[s]
+            if oldOwner != session.ownerUID {
+                countOwner(oldOwner, -1)
                 countOwner(session.ownerUID, 1)
             }
-            countUsage(old.endpoints, -1)
-            countUsage(session.endpoints, 1)
-            self[slot: slot] = session
+            lists.release(chunks[c].lists[s])
+            chunks[c].replace(s, with: session, list: list)
+            repackIfUnshared(c)
             return
         }
         countOwner(session.ownerUID, 1)
-        countUsage(session.endpoints, 1)
         if let slot = vacant.popLast() {
             vacancies.remove(Int(slot))
-            self[slot: slot] = session
-            index[session.id] = slot
+            let (c, s) = Self.split(slot)
+            chunks[c].replace(s, with: session, list: list)
+            insertIntoIndex(session.id, slot)
+            repackIfUnshared(c)
             return
         }
         let i = index.count
         if i & (Self.chunkSize - 1) == 0 {
-            var chunk: [Session] = []
-            chunk.reserveCapacity(Self.chunkSize)
-            chunks.append(chunk)
+            // Room for as many key bytes as the last full chunk held, and an eighth more.
+            let keyCapacity = chunks.last.map { $0.keyBytesUsed + $0.keyBytesUsed / 8 } ?? 0
+            chunks.append(SessionChunk(capacity: Self.chunkSize, keyCapacity: keyCapacity))
         }
-        chunks[chunks.count - 1].append(session)
-        index[session.id] = UInt32(i)
+        chunks[chunks.count - 1].append(session, list: list)
+        insertIntoIndex(session.id, UInt32(i))
     }
 
     /// Removes and returns the session, if present.
     @discardableResult
     mutating func remove(_ id: SessionID) -> Session? {
-        guard let slot = index[id] else { return nil }
-        let removed = self[slot: slot]
+        guard let slot = find(id) else { return nil }
+        let removed = session(at: slot)
         delete(id)
         return removed
     }
 
-    /// Removes the session, if present, without copying it out (a run's ended sessions):
-    /// returns whether it was there.
+    /// Removes the session, if present, without making it (a run's ended sessions): returns
+    /// whether it was there.
     @discardableResult
     mutating func delete(_ id: SessionID) -> Bool {
-        guard let slot = index.removeValue(forKey: id) else { return false }
-        countOwner(self[slot: slot].ownerUID, -1)
-        countUsage(self[slot: slot].endpoints, -1)
+        guard let slot = index.remove(id, in: chunks) else { return false }
+        let (c, s) = Self.split(slot)
+        countOwner(chunks[c].owners[s], -1)
+        lists.release(chunks[c].lists[s])
         vacant.append(slot)
         vacancies.insert(Int(slot))
         guard isKnownUniquelyReferenced(&copies) else {
-            // A frozen copy shares the chunk: clearing the slot now would copy all of it.
+            // A frozen copy shares the chunk: clearing the slot now would copy its keys.
             hasUncleared = true
             return true
         }
@@ -139,65 +121,37 @@ struct SessionTable {
         return true
     }
 
-    /// Drops a vacant slot's session (its key, label and outcome) in place.
-    private mutating func clear(_ slot: UInt32) {
-        self[slot: slot] = Self.vacantSlot
-    }
-
-    private static let vacantSlot = Session(
-        id: SessionID(rawValue: 0), key: SessionKey(""), endpoints: [], ownerUID: 0, registeredAt: 0)
-
-    /// Moves every session to the front, in slot order, and frees the chunks left empty.
-    private mutating func compact() {
-        var packed: [[Session]] = []
-        var current: [Session] = []
-        index.removeAll(keepingCapacity: true)
-        for chunk in 0..<chunks.count {
-            for slot in 0..<chunks[chunk].count where !vacancies.contains(chunk << Self.chunkShift | slot) {
-                if current.isEmpty { current.reserveCapacity(Self.chunkSize) }
-                index[chunks[chunk][slot].id] = UInt32(packed.count << Self.chunkShift | current.count)
-                current.append(chunks[chunk][slot])
-                if current.count == Self.chunkSize {
-                    packed.append(current)
-                    current = []
-                }
-            }
-            chunks[chunk] = []
-        }
-        if !current.isEmpty { packed.append(current) }
-        chunks = packed
-        vacant = []
-        vacancies = SlotSet()
-        hasUncleared = false
-    }
-
     /// Changes a session's attempts, outcome, label or endpoints in place; returns the updated
     /// value, or nil if absent. The id and the owner stay as they are.
     @discardableResult
     mutating func update(_ id: SessionID, _ change: (inout Session) -> Void) -> Session? {
-        guard let slot = index[id] else { return nil }
-        var session = self[slot: slot]
-        let (originalID, originalOwner, originalEndpoints) = (session.id, session.ownerUID, session.endpoints)
+        guard let slot = find(id) else { return nil }
+        let old = session(at: slot)
+        var session = old
         change(&session)
-        session.id = originalID
-        session.ownerUID = originalOwner
-        if session.endpoints != originalEndpoints {
-            session.endpoints = shared(session.endpoints)
-            countUsage(originalEndpoints, -1)
-            countUsage(session.endpoints, 1)
+        session.id = old.id
+        session.ownerUID = old.ownerUID
+        let (c, s) = Self.split(slot)
+        var list = chunks[c].lists[s]
+        if session.endpoints != old.endpoints {
+            list = lists.retain(session.endpoints)
+            lists.release(chunks[c].lists[s])
+            session.endpoints = lists[list]
         }
-        self[slot: slot] = session
+        chunks[c].update(s, from: old, to: session, list: list)
+        repackIfUnshared(c)
         return session
     }
 
     /// An immutable copy of every session, for another thread; O(number of chunks).
     var frozen: FrozenSessions {
-        FrozenSessions(chunks: chunks, vacancies: vacancies, count: count, copies: copies)
+        FrozenSessions(chunks: chunks, lists: lists.lists, vacancies: vacancies, count: count, copies: copies)
     }
 
-    /// The sessions `isIncluded` picks, ordered by registration (`registeredAt`, then id), as a
-    /// list that shares the table's chunks: O(chunks) and 4 bytes per session picked, not a copy.
-    func listInRegistrationOrder(where isIncluded: (Session) -> Bool = { _ in true }) -> SessionList {
+    /// The sessions `isIncluded` picks (all when nil), ordered by registration (`registeredAt`,
+    /// then id), as a list that shares the table's chunks: O(chunks) and 4 bytes per session
+    /// picked, not a copy.
+    func listInRegistrationOrder(where isIncluded: ((Session) -> Bool)? = nil) -> SessionList {
         // Sorted by keys gathered once (a temporary 24 bytes per session, freed at once), not by
         // looking both sessions up at every comparison.
         var keys: [(registeredAt: UInt64, id: UInt64, slot: UInt32)] = []
@@ -205,60 +159,118 @@ struct SessionTable {
         for chunk in 0..<chunks.count {
             for slot in 0..<chunks[chunk].count {
                 let i = chunk << Self.chunkShift | slot
-                guard !vacancies.contains(i), isIncluded(chunks[chunk][slot]) else { continue }
-                keys.append((chunks[chunk][slot].registeredAt, chunks[chunk][slot].id.rawValue, UInt32(i)))
+                guard !vacancies.contains(i) else { continue }
+                if let isIncluded, !isIncluded(session(at: UInt32(i))) { continue }
+                keys.append((chunks[chunk].registeredAt[slot], chunks[chunk].ids[slot], UInt32(i)))
             }
         }
         keys.sort { ($0.registeredAt, $0.id) < ($1.registeredAt, $1.id) }
-        return SessionList(chunks: chunks, shift: Self.chunkShift, slots: keys.map(\.slot), copies: copies)
+        return SessionList(
+            chunks: chunks, lists: lists.lists, shift: Self.chunkShift, slots: keys.map(\.slot), copies: copies)
     }
 
-    /// For tests: where each chunk's sessions are stored (a chunk copied on write moves).
+    /// For tests: where each chunk's ids are stored (a chunk copied on write moves).
     var chunkAddresses: [UnsafeRawPointer?] {
-        chunks.map { $0.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+        chunks.map { $0.ids.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
     }
 
     /// For tests: slots in use or vacant.
     var slotCount: Int { index.count + vacant.count }
+
+    /// For tests: the index's buckets.
+    var indexCapacity: Int { index.capacity }
+
+    /// For tests: the key bytes (live and zeroed garbage) of every chunk.
+    var keyBytesUsed: Int { chunks.reduce(0) { $0 + $1.keyBytesUsed } }
+
+    /// For tests: reads the key bytes of the slot `id` has (empty once cleared), with or without
+    /// its session present.
+    func withKeyBytes<R>(ofSlot slot: UInt32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let (c, s) = Self.split(slot)
+        return chunks[c].withKeyBytes(at: s, body)
+    }
+
+    /// For tests: whether `bytes` occur in any chunk's keys' buffer.
+    func keyBuffersContain(_ bytes: [UInt8]) -> Bool { chunks.contains { $0.keyBufferContains(bytes) } }
+
+    /// For tests: the slot of `id`.
+    func slot(of id: SessionID) -> UInt32? { find(id) }
+
+    // MARK: Slots
+
+    private static func split(_ slot: UInt32) -> (chunk: Int, slot: Int) {
+        (Int(slot) >> chunkShift, Int(slot) & (chunkSize - 1))
+    }
+
+    private func find(_ id: SessionID) -> UInt32? {
+        index.find(id, in: chunks)
+    }
+
+    private mutating func insertIntoIndex(_ id: SessionID, _ slot: UInt32) {
+        index.insert(id, slot: slot, in: chunks)
+    }
+
+    private func session(at slot: UInt32) -> Session {
+        let (c, s) = Self.split(slot)
+        return chunks[c].session(at: s, endpoints: lists[chunks[c].lists[s]])
+    }
+
+    /// Zeroes a vacant slot's key and drops its other fields' values.
+    private mutating func clear(_ slot: UInt32) {
+        let (c, s) = Self.split(slot)
+        chunks[c].clear(s)
+        chunks[c].repackIfWasteful()
+    }
+
+    private mutating func repackIfUnshared(_ chunk: Int) {
+        if isKnownUniquelyReferenced(&copies) { chunks[chunk].repackIfWasteful() }
+    }
+
+    /// Moves every session to the front, in slot order, and frees the chunks left empty (their
+    /// keys zeroed).
+    private mutating func compact() {
+        var packed: [SessionChunk] = []
+        for chunk in 0..<chunks.count {
+            for slot in 0..<chunks[chunk].count where !vacancies.contains(chunk << Self.chunkShift | slot) {
+                if packed.isEmpty || packed[packed.count - 1].count == Self.chunkSize {
+                    packed.append(SessionChunk(capacity: Self.chunkSize, keyCapacity: chunks[chunk].keyBytesUsed))
+                }
+                packed[packed.count - 1].append(
+                    chunks[chunk].session(at: slot, endpoints: []), list: chunks[chunk].lists[slot])
+            }
+            chunks[chunk].zeroKeys()
+            chunks[chunk] = SessionChunk(capacity: 0, keyCapacity: 0)
+        }
+        chunks = packed
+        index.removeAll()
+        for chunk in 0..<chunks.count {
+            for slot in 0..<chunks[chunk].count {
+                index.insert(chunks[chunk].id(at: slot), slot: UInt32(chunk << Self.chunkShift | slot), in: chunks)
+            }
+        }
+        vacant = []
+        vacancies = SlotSet()
+        hasUncleared = false
+    }
 
     private mutating func countOwner(_ uid: UInt32, _ delta: Int) {
         if let pending = pendingOwner, pending.uid == uid {
             pendingOwner = (uid, pending.delta + delta)
             return
         }
-        if let pending = pendingOwner { Self.apply(pending.delta, to: &owners, at: pending.uid) }
-        pendingOwner = (uid, delta)
-    }
-
-    private mutating func countUsage(_ endpoints: [String], _ delta: Int) {
-        // Array's == sees at once that a shared list is itself.
-        if let pending = pendingUsage, pending.endpoints == endpoints {
-            pendingUsage = (pending.endpoints, pending.delta + delta)
-            return
+        if let pending = pendingOwner, pending.delta != 0 {
+            let n = owners[pending.uid, default: 0] + pending.delta
+            owners[pending.uid] = n > 0 ? n : nil
         }
-        if let pending = pendingUsage { Self.apply(pending.delta, to: &usage, at: pending.endpoints) }
-        pendingUsage = (endpoints, delta)
-    }
-
-    /// Adds `delta` to a count, which is dropped once it reaches zero.
-    private static func apply<Key: Hashable>(_ delta: Int, to counts: inout [Key: Int], at key: Key) {
-        guard delta != 0 else { return }
-        let n = counts[key, default: 0] + delta
-        counts[key] = n > 0 ? n : nil
-    }
-
-    private mutating func shared(_ endpoints: [String]) -> [String] {
-        if let existing = endpointLists[endpoints] { return existing }
-        guard endpointLists.count < Self.sharedEndpointListLimit else { return endpoints }
-        endpointLists[endpoints] = endpoints
-        return endpoints
+        pendingOwner = (uid, delta)
     }
 }
 
 /// Every session of a table at one moment, in no particular order; safe to hand to another
-/// thread, and cheap to make (the sessions are shared, not copied).
+/// thread, and cheap to make (the sessions are shared, not copied; each is made as it is read).
 struct FrozenSessions: Sequence, Sendable {
-    fileprivate let chunks: [[Session]]
+    fileprivate let chunks: [SessionChunk]
+    fileprivate let lists: [[String]]
     fileprivate let vacancies: SlotSet
     /// Number of sessions.
     let count: Int
@@ -266,17 +278,14 @@ struct FrozenSessions: Sequence, Sendable {
     fileprivate let copies: FrozenCopies
 
     struct Iterator: IteratorProtocol {
-        fileprivate let chunks: [[Session]]
-        fileprivate let vacancies: SlotSet
+        fileprivate let sessions: FrozenSessions
         private var chunk = 0
         private var slot = 0
 
-        fileprivate init(chunks: [[Session]], vacancies: SlotSet) {
-            self.chunks = chunks
-            self.vacancies = vacancies
-        }
+        fileprivate init(_ sessions: FrozenSessions) { self.sessions = sessions }
 
         mutating func next() -> Session? {
+            let chunks = sessions.chunks
             while chunk < chunks.count {
                 if slot == chunks[chunk].count {
                     chunk += 1
@@ -284,13 +293,15 @@ struct FrozenSessions: Sequence, Sendable {
                     continue
                 }
                 defer { slot += 1 }
-                if !vacancies.contains(chunk << SessionTable.chunkShift | slot) { return chunks[chunk][slot] }
+                if !sessions.vacancies.contains(chunk << SessionTable.chunkShift | slot) {
+                    return chunks[chunk].session(at: slot, endpoints: sessions.lists[Int(chunks[chunk].lists[slot])])
+                }
             }
             return nil
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(chunks: chunks, vacancies: vacancies) }
+    func makeIterator() -> Iterator { Iterator(self) }
 }
 
 /// The token every frozen copy of a ``SessionTable`` holds (see `SessionTable.copies`).

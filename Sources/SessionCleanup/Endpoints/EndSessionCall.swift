@@ -21,8 +21,14 @@ public struct EndSessionCall: Sendable {
 
     /// Pairs a session with one of its endpoints.
     public init(session: Session, template: EndpointTemplate) {
-        sessionID = session.id
-        key = session.key
+        self.init(id: session.id, key: session.key, template: template)
+    }
+
+    /// Pairs the session `id`, whose key is `key`, with one of its endpoints (a run reads both
+    /// from the store, without making the whole session).
+    public init(id: SessionID, key: SessionKey, template: EndpointTemplate) {
+        sessionID = id
+        self.key = key
         self.template = template
     }
 

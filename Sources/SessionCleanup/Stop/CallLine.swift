@@ -96,8 +96,8 @@ struct CallLine {
     /// template (nil if not configured) and why. Once, before ``take()``; the line is unchanged.
     mutating func prepare(_ uncallable: (Int, String, EndpointTemplate?, String) -> Void) {
         var waiting = Array(repeating: 0, count: originCount)
-        for (index, session) in sessions.enumerated() {
-            for name in session.endpoints {
+        for index in sessions.indices {
+            for name in sessions.endpoints(at: index) {
                 guard let endpoint = lookUp(name) else {
                     uncallable(index, name, nil, "endpoint '\(name)' is not configured")
                     continue
@@ -160,7 +160,7 @@ struct CallLine {
     /// The next callable call of the line, moving past it.
     private mutating func nextInLine() -> (position: Position, endpoint: Endpoint)? {
         while lineSession < sessions.count {
-            let names = sessions[lineSession].endpoints
+            let names = sessions.endpoints(at: lineSession)
             while lineEndpoint < names.count {
                 let position = Position(session: UInt32(lineSession), endpoint: UInt32(lineEndpoint))
                 lineEndpoint += 1
@@ -178,7 +178,7 @@ struct CallLine {
         if let origin = endpoint.origin { quotas.taken(origin) }
         let session = Int(position.session)
         return Call(
-            session: session, endpoint: sessions[session].endpoints[Int(position.endpoint)],
+            session: session, endpoint: sessions.endpoints(at: session)[Int(position.endpoint)],
             template: endpoint.template, origin: endpoint.origin)
     }
 
@@ -190,7 +190,7 @@ struct CallLine {
             deferred[origin] = Deferred()
             deferredOrigins.remove(at: index)
         }
-        let name = sessions[Int(position.session)].endpoints[Int(position.endpoint)]
+        let name = sessions.endpoints(at: Int(position.session))[Int(position.endpoint)]
         guard let endpoint = lookUp(name) else { return nil }
         return taken(position, endpoint)
     }

@@ -172,7 +172,8 @@ public final class CleanupRun {
         guard let taken = line.take() else { return nil }
         return calls.add(
             session: taken.session,
-            endSession: EndSessionCall(session: sessions[taken.session], template: taken.template),
+            endSession: EndSessionCall(
+                id: sessions.id(at: taken.session), key: sessions.key(at: taken.session), template: taken.template),
             endpointName: taken.endpoint, origin: taken.origin)
     }
 
@@ -327,7 +328,8 @@ public final class CleanupRun {
     ) {
         let sessionFinished = results.record(index, endpoint, outcome, attempts: attempts, duration: duration)
         runJournal.callFinished(
-            session: sessions[index].id, label: sessions[index].label, endpoint: endpoint, url: template?.redactedURL,
+            session: sessions.id(at: index), label: sessions.label(at: index), endpoint: endpoint,
+            url: template?.redactedURL,
             outcome: outcome, attempts: attempts, duration: duration)
         if let sessionFinished { onSessionFinished?(sessionFinished) }
     }

@@ -50,7 +50,7 @@ struct RunResults {
     init(sessions: SessionList, report: RunReport) {
         self.sessions = sessions
         self.report = report
-        callsTotal = sessions.reduce(0) { $0 + $1.endpoints.count }
+        callsTotal = sessions.callCount
         callsLeft = callsTotal
         // One result per call: reserved once rather than grown by doubling (and copying).
         self.report.calls.reserveCapacity(callsTotal)
@@ -65,14 +65,14 @@ struct RunResults {
         // Fields, not a copy of the session: one call each.
         report.calls.append(
             RunReport.CallResult(
-                sessionID: sessions[index].id, ownerUID: sessions[index].ownerUID,
+                sessionID: sessions.id(at: index), ownerUID: sessions.ownerUID(at: index),
                 shape: shapes.shape(endpoint, outcome), attempts: attempts, duration: duration))
         let ended = outcome.isEnded
         if !ended { callsNotEnded += 1 }
-        let endpointCount = sessions[index].endpoints.count
+        let endpointCount = sessions.endpointCount(at: index)
         guard endpointCount > 1 else {
             return sessionFinished(
-                index, allEnded: ended, endedEndpoints: ended ? sessions[index].endpoints : [], outcome, attempts)
+                index, allEnded: ended, endedEndpoints: ended ? sessions.endpoints(at: index) : [], outcome, attempts)
         }
         var done = progress.removeValue(forKey: index) ?? SessionProgress(callsLeft: endpointCount)
         done.callsLeft -= 1
@@ -103,7 +103,7 @@ struct RunResults {
             let attempts = done.attempts + (attemptsBySession[index] ?? 0)
             guard !done.endedEndpoints.isEmpty || attempts > 0 else { return nil }
             return CleanupRun.SessionResult(
-                id: sessions[index].id, ended: false, endedEndpoints: done.endedEndpoints,
+                id: sessions.id(at: index), ended: false, endedEndpoints: done.endedEndpoints,
                 outcome: done.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
                 attempts: attempts)
         }
@@ -114,7 +114,7 @@ struct RunResults {
     ) -> CleanupRun.SessionResult {
         if allEnded { report.sessionsEnded += 1 } else { report.sessionsLeft += 1 }
         return CleanupRun.SessionResult(
-            id: sessions[index].id, ended: allEnded, endedEndpoints: endedEndpoints, outcome: outcome,
+            id: sessions.id(at: index), ended: allEnded, endedEndpoints: endedEndpoints, outcome: outcome,
             attempts: attempts)
     }
 }
