@@ -1,20 +1,22 @@
 /// Up to ``SessionTable/chunkSize`` sessions kept field by field (one array per field), so that
-/// a session costs its fields' bytes — 28 bytes plus its key's — instead of a `Session` value
+/// a session costs its fields' bytes — 28 bytes plus its key's and label's — instead of a `Session` value
 /// (88 bytes, a key of more than 15 bytes on the heap besides). A `Session` is made only where
 /// one is handed out (``session(at:endpoints:)``).
 ///
-/// - Keys sit in one byte buffer per chunk, each as a LEB128 length and its UTF-8 bytes; a
-///   removed or replaced key's bytes are zeroed at once (``clear(_:)``, ``replace(_:with:list:)``)
-///   and given back when more than half the buffer is such garbage (``repackIfWasteful()``).
+/// - Key and label sit in one byte buffer per chunk, one record per session: the key as a
+///   LEB128 length and its UTF-8 bytes, then the label as a LEB128 of its length plus one (0:
+///   no label) and its bytes. A removed or replaced record's bytes are zeroed at once
+///   (``clear(_:)``, ``replace(_:with:list:)``) and given back when more than half the buffer is
+///   such garbage (``repackIfWasteful()``).
 /// - Endpoint lists are numbers (``EndpointLists``): most sessions name the same list.
-/// - Label, last outcome and attempts — none of them set for most sessions — sit in a side table.
+/// - Last outcome and attempts — set only for sessions an attempt failed to end — sit in a side
+///   table.
 ///
 /// Its keys are never printed: the descriptions show the chunk's size, and reflection
 /// (`dump`, `Mirror`) sees no fields.
 struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The fields most sessions do not have.
     struct Extra: Sendable, Equatable {
-        var label: String?
         var lastOutcome: String?
         var attempts = 0
     }
@@ -29,7 +31,7 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
     private(set) var owners: [UInt32] = []
     /// Endpoint list numbers.
     private(set) var lists: [UInt32] = []
-    /// Where each slot's key record starts in `keyBytes`, or `noKey`.
+    /// Where each slot's record (key and label) starts in `keyBytes`, or `noKey`.
     private var keyStarts: [UInt32] = []
     private var keyBytes: [UInt8] = []
     /// Bytes of `keyBytes` no slot refers to any more (all zero).
@@ -49,7 +51,7 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
     /// Slots in use or vacant.
     var count: Int { ids.count }
 
-    /// Bytes the keys' buffer holds (live keys and garbage).
+    /// Bytes the records' buffer holds (live records and garbage).
     var keyBytesUsed: Int { keyBytes.count }
 
     var description: String { "SessionChunk(\(count) slots, \(keyBytes.count) key bytes)" }
@@ -82,6 +84,20 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         }
     }
 
+    /// The label, if the session has one.
+    func label(at slot: Int) -> String? {
+        let start = keyStarts[slot]
+        guard start != Self.noKey else { return nil }
+        return keyBytes.withUnsafeBufferPointer { all in
+            let (keyLength, keyLengthBytes) = Self.readLength(all, at: Int(start))
+            let labelAt = Int(start) + keyLengthBytes + keyLength
+            let (tag, tagBytes) = Self.readLength(all, at: labelAt)
+            guard tag > 0 else { return nil }
+            let first = labelAt + tagBytes
+            return String(decoding: UnsafeBufferPointer(rebasing: all[first..<first + tag - 1]), as: UTF8.self)
+        }
+    }
+
     func key(at slot: Int) -> SessionKey {
         SessionKey(withKeyBytes(at: slot) { String(decoding: $0, as: UTF8.self) })
     }
@@ -93,7 +109,7 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         let extra = extras[UInt16(slot)]
         return Session(
             id: SessionID(rawValue: ids[slot]), key: key(at: slot), endpoints: endpoints, ownerUID: owners[slot],
-            label: extra?.label, registeredAt: registeredAt[slot], attempts: extra?.attempts ?? 0,
+            label: label(at: slot), registeredAt: registeredAt[slot], attempts: extra?.attempts ?? 0,
             lastOutcome: extra?.lastOutcome)
     }
 
@@ -105,7 +121,7 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         registeredAt.append(session.registeredAt)
         owners.append(session.ownerUID)
         lists.append(list)
-        keyStarts.append(appendKey(session.key))
+        keyStarts.append(appendRecord(session))
         setExtra(of: session, at: ids.count - 1)
     }
 
@@ -115,8 +131,8 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         registeredAt[slot] = session.registeredAt
         owners[slot] = session.ownerUID
         lists[slot] = list
-        dropKey(slot)
-        keyStarts[slot] = appendKey(session.key)
+        dropRecord(slot)
+        keyStarts[slot] = appendRecord(session)
         setExtra(of: session, at: slot)
     }
 
@@ -125,11 +141,11 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         if lists[slot] != list { lists[slot] = list }
         if old.registeredAt != new.registeredAt { registeredAt[slot] = new.registeredAt }
         // Not a secret comparison: both keys are the store's own.
-        if old.key.exposedSecret != new.key.exposedSecret {
-            dropKey(slot)
-            keyStarts[slot] = appendKey(new.key)
+        if old.key.exposedSecret != new.key.exposedSecret || old.label != new.label {
+            dropRecord(slot)
+            keyStarts[slot] = appendRecord(new)
         }
-        if (old.label, old.lastOutcome, old.attempts) != (new.label, new.lastOutcome, new.attempts) {
+        if (old.lastOutcome, old.attempts) != (new.lastOutcome, new.attempts) {
             setExtra(of: new, at: slot)
         }
     }
@@ -137,7 +153,7 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
     /// Drops a removed session's key (its bytes zeroed) and extra fields; the slot's other
     /// fields stay as they are until it is filled again.
     mutating func clear(_ slot: Int) {
-        dropKey(slot)
+        dropRecord(slot)
         if !extras.isEmpty { extras[UInt16(slot)] = nil }
     }
 
@@ -151,9 +167,9 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
         keyBytes.withUnsafeBufferPointer { all in
             for slot in 0..<keyStarts.count where keyStarts[slot] != Self.noKey {
                 let start = Int(keyStarts[slot])
-                let (length, lengthBytes) = Self.readLength(all, at: start)
                 keyStarts[slot] = UInt32(packed.count)
-                packed.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<start + lengthBytes + length]))
+                packed.append(
+                    contentsOf: UnsafeBufferPointer(rebasing: all[start..<start + Self.recordLength(all, at: start)]))
             }
         }
         Self.zero(&keyBytes, 0..<keyBytes.count)
@@ -167,38 +183,57 @@ struct SessionChunk: Sendable, CustomStringConvertible, CustomDebugStringConvert
     }
 
     private mutating func setExtra(of session: Session, at slot: Int) {
-        if session.label == nil && session.lastOutcome == nil && session.attempts == 0 {
+        if session.lastOutcome == nil && session.attempts == 0 {
             if !extras.isEmpty { extras[UInt16(slot)] = nil }
         } else {
-            extras[UInt16(slot)] = Extra(
-                label: session.label, lastOutcome: session.lastOutcome, attempts: session.attempts)
+            extras[UInt16(slot)] = Extra(lastOutcome: session.lastOutcome, attempts: session.attempts)
         }
     }
 
-    private mutating func appendKey(_ key: SessionKey) -> UInt32 {
+    /// Appends the record of `session`'s key and label; returns where it starts.
+    private mutating func appendRecord(_ session: Session) -> UInt32 {
         let start = keyBytes.count
-        precondition(start < Int(Self.noKey), "a chunk holds less than 4 GiB of keys")
-        var secret = key.exposedSecret
+        precondition(start < Int(Self.noKey), "a chunk holds less than 4 GiB of keys and labels")
+        var secret = session.key.exposedSecret
         secret.withUTF8 { bytes in
-            var length = bytes.count
-            repeat {
-                let low = UInt8(truncatingIfNeeded: length & 0x7F)
-                length >>= 7
-                keyBytes.append(length == 0 ? low : low | 0x80)
-            } while length != 0
+            appendLength(bytes.count)
             keyBytes.append(contentsOf: bytes)
+        }
+        if var label = session.label {
+            label.withUTF8 { bytes in
+                appendLength(bytes.count + 1)
+                keyBytes.append(contentsOf: bytes)
+            }
+        } else {
+            appendLength(0)
         }
         return UInt32(start)
     }
 
-    /// Zeroes the slot's key record and counts it as garbage.
-    private mutating func dropKey(_ slot: Int) {
+    private mutating func appendLength(_ value: Int) {
+        var length = value
+        repeat {
+            let low = UInt8(truncatingIfNeeded: length & 0x7F)
+            length >>= 7
+            keyBytes.append(length == 0 ? low : low | 0x80)
+        } while length != 0
+    }
+
+    /// Zeroes the slot's record and counts it as garbage.
+    private mutating func dropRecord(_ slot: Int) {
         let start = keyStarts[slot]
         guard start != Self.noKey else { return }
-        let (length, lengthBytes) = keyBytes.withUnsafeBufferPointer { Self.readLength($0, at: Int(start)) }
-        Self.zero(&keyBytes, Int(start)..<Int(start) + lengthBytes + length)
-        garbage += lengthBytes + length
+        let length = keyBytes.withUnsafeBufferPointer { Self.recordLength($0, at: Int(start)) }
+        Self.zero(&keyBytes, Int(start)..<Int(start) + length)
+        garbage += length
         keyStarts[slot] = Self.noKey
+    }
+
+    /// Bytes of the record at `offset`: key and label with their lengths.
+    private static func recordLength(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Int {
+        let (keyLength, keyLengthBytes) = readLength(bytes, at: offset)
+        let (tag, tagBytes) = readLength(bytes, at: offset + keyLengthBytes + keyLength)
+        return keyLengthBytes + keyLength + tagBytes + (tag > 0 ? tag - 1 : 0)
     }
 
     /// A LEB128 length at `offset`: its value and how many bytes it takes.

@@ -87,7 +87,7 @@ public struct SessionList: RandomAccessCollection, Sendable {
     /// The label of the session at `position`, if it has one.
     public func label(at position: Int) -> String? {
         let (c, s) = place(position)
-        return chunks[c].extra(at: s)?.label
+        return chunks[c].label(at: s)
     }
 
     /// The attempts made so far for the session at `position`.

@@ -20,15 +20,7 @@ struct SlotIndex: Sendable {
 
     /// The slot of `id`.
     func find(_ id: SessionID, in chunks: [SessionChunk]) -> UInt32? {
-        guard count > 0 else { return nil }
-        let mask = buckets.count - 1
-        var i = Self.hash(id) & mask
-        while true {
-            let bucket = buckets[i]
-            if bucket == Self.empty { return nil }
-            if bucket != Self.tombstone, Self.id(in: chunks, at: bucket - 1) == id.rawValue { return bucket - 1 }
-            i = (i + 1) & mask
-        }
+        bucket(of: id, in: chunks).map { buckets[$0] - 1 }
     }
 
     /// Indexes `slot` for `id`, which is not indexed yet.
@@ -46,25 +38,17 @@ struct SlotIndex: Sendable {
 
     /// Removes `id` and returns its slot, or nil if it was not indexed.
     mutating func remove(_ id: SessionID, in chunks: [SessionChunk]) -> UInt32? {
-        guard count > 0 else { return nil }
-        let mask = buckets.count - 1
-        var i = Self.hash(id) & mask
-        while true {
-            let bucket = buckets[i]
-            if bucket == Self.empty { return nil }
-            if bucket != Self.tombstone, Self.id(in: chunks, at: bucket - 1) == id.rawValue {
-                // A bucket before an empty one is not on any other id's path: it can be empty too.
-                if buckets[(i + 1) & mask] == Self.empty {
-                    buckets[i] = Self.empty
-                    used -= 1
-                } else {
-                    buckets[i] = Self.tombstone
-                }
-                count -= 1
-                return bucket - 1
-            }
-            i = (i + 1) & mask
+        guard let i = bucket(of: id, in: chunks) else { return nil }
+        let slot = buckets[i] - 1
+        // A bucket before an empty one is not on any other id's path: it can be empty too.
+        if buckets[(i + 1) & (buckets.count - 1)] == Self.empty {
+            buckets[i] = Self.empty
+            used -= 1
+        } else {
+            buckets[i] = Self.tombstone
         }
+        count -= 1
+        return slot
     }
 
     /// Forgets every id, keeping the buckets' memory.
@@ -72,6 +56,19 @@ struct SlotIndex: Sendable {
         for i in buckets.indices { buckets[i] = Self.empty }
         count = 0
         used = 0
+    }
+
+    /// The bucket holding `id`'s slot, if indexed.
+    private func bucket(of id: SessionID, in chunks: [SessionChunk]) -> Int? {
+        guard count > 0 else { return nil }
+        let mask = buckets.count - 1
+        var i = Self.hash(id) & mask
+        while true {
+            let bucket = buckets[i]
+            if bucket == Self.empty { return nil }
+            if bucket != Self.tombstone, Self.id(in: chunks, at: bucket - 1) == id.rawValue { return i }
+            i = (i + 1) & mask
+        }
     }
 
     /// For tests: the number of buckets.

@@ -17,6 +17,11 @@ final class SessionTableFieldsTests: XCTestCase {
             lastOutcome: n % 11 == 0 ? "HTTP 503 after \(n) attempts" : nil)
     }
 
+    /// Session `n` with key `secret`.
+    private func keyed(_ n: UInt64, _ secret: String) -> Session {
+        Session(id: SessionID(rawValue: n), key: SessionKey(secret), endpoints: ["a"], ownerUID: 0, registeredAt: n)
+    }
+
     func testEveryFieldComesBackAsItWentInFromTheTableItsFrozenCopyAndAList() throws {
         var table = SessionTable()
         let sessions = (UInt64(0)..<3000).map(varied)
@@ -79,6 +84,27 @@ final class SessionTableFieldsTests: XCTestCase {
         for n in UInt64(0)..<50 where n != 5 { XCTAssertEqual(table[varied(n).id], varied(n)) }
     }
 
+    func testLongKeysAndLabelsShareTheRecordAndALabelChangeKeepsTheKey() throws {
+        var table = SessionTable()
+        let key = String(repeating: "k", count: 200)
+        let label = String(repeating: "é", count: 150)  // 300 bytes: a two-byte length
+        var session = keyed(1, key)
+        session.label = label
+        table.upsert(session)
+        table.upsert(keyed(2, "short"))
+        XCTAssertEqual(table[SessionID(rawValue: 1)], session)
+        for newLabel in [nil, "", "x", label] {
+            table.update(SessionID(rawValue: 1)) { $0.label = newLabel }
+            session.label = newLabel
+            XCTAssertEqual(table[SessionID(rawValue: 1)], session, "label \(newLabel ?? "nil")")
+            XCTAssertEqual(table[SessionID(rawValue: 2)], keyed(2, "short"))
+        }
+        let list = table.listInRegistrationOrder()
+        XCTAssertEqual(list.label(at: 0), label)
+        XCTAssertNil(list.label(at: 1))
+        XCTAssertEqual(list.key(at: 0).exposedSecret, key)
+    }
+
     func testARemovedSessionsKeyBytesAreZeroedAtOnceWhenNoCopySharesThem() throws {
         var table = SessionTable()
         let secret = "secret-key-0123456789-abcdef"
@@ -97,9 +123,7 @@ final class SessionTableFieldsTests: XCTestCase {
     func testAKeyRemovedWhileAListSharesTheChunkIsZeroedByTheFirstRemovalAfterTheListIsGone() {
         var table = SessionTable()
         let secret = "shared-secret-key-xyz-987654321"
-        table.upsert(
-            Session(id: SessionID(rawValue: 1), key: SessionKey(secret), endpoints: ["a"], ownerUID: 0, registeredAt: 1)
-        )
+        table.upsert(keyed(1, secret))
         for n in UInt64(100)..<110 { table.upsert(varied(n)) }
         do {
             let list = table.listInRegistrationOrder()
@@ -116,9 +140,7 @@ final class SessionTableFieldsTests: XCTestCase {
     func testARefilledSlotsOldKeyIsZeroedEvenIfItsRemovalCouldNotClearIt() {
         var table = SessionTable()
         let secret = "old-key-of-a-refilled-slot-123456"
-        table.upsert(
-            Session(id: SessionID(rawValue: 1), key: SessionKey(secret), endpoints: ["a"], ownerUID: 0, registeredAt: 1)
-        )
+        table.upsert(keyed(1, secret))
         let list = table.listInRegistrationOrder()
         table.delete(SessionID(rawValue: 1))
         table.upsert(varied(2))  // takes the vacant slot while the list still shares the chunk
@@ -181,9 +203,7 @@ final class SessionTableFieldsTests: XCTestCase {
     func testNoDescriptionOrReflectionOfTheTableOrAListShowsAKey() {
         var table = SessionTable()
         let secret = "do-not-print-me-please-42"
-        table.upsert(
-            Session(id: SessionID(rawValue: 1), key: SessionKey(secret), endpoints: ["a"], ownerUID: 0, registeredAt: 1)
-        )
+        table.upsert(keyed(1, secret))
         let list = table.listInRegistrationOrder()
         var dumped = ""
         dump(table, to: &dumped)
