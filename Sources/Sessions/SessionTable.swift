@@ -1,6 +1,6 @@
 /// The sessions in memory: fixed-size chunks of sessions kept field by field
 /// (``SessionChunk``), an id → slot index of 4-byte buckets (``SlotIndex``), endpoint lists by
-/// number (``EndpointLists``) and per-owner counts. About 40 bytes a session plus its key
+/// number (``EndpointLists``) and per-owner counts. ~38 bytes a session plus key and label
 /// (issue 10: 155 bytes before); a `Session` value is made only where one is handed out.
 ///
 /// - Chunks make a frozen copy (``FrozenSessions``, ``SessionList``) cost O(chunks): the next
