@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import SessionCleanup
 
@@ -80,10 +79,8 @@ enum ControlVerbSupport {
     }
 
     /// Compact JSON of `value` on one line (sorted keys), for `--json`.
-    static func jsonText(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+    static func jsonText(_ value: some JSONWritable) -> String {
+        guard let bytes = try? JSONWriter.text(of: value) else { return "null" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -42,9 +42,12 @@ final class ControlProtocolTests: XCTestCase {
             .status,
             .end(.session(id: "0123456789abcdef")),
             .end(.all),
+            .reload,
+            .report(runID: nil),
+            .report(runID: "0123456789abcdef0123456789abcdef"),
         ]
         for request in requests {
-            let line = try request.encodedLine()
+            let line = request.encodedLine()
             XCTAssertEqual(line.last, UInt8(ascii: "\n"))
             XCTAssertEqual(try ControlRequest.decode(line: line.dropLast()), request, "\(request)")
         }
@@ -207,5 +210,133 @@ final class ControlProtocolTests: XCTestCase {
         for text in ["", "{", "[]", #"{"id":"x"}"#, #"{"ok":"yes"}"#] {
             XCTAssertThrowsError(try ControlResponse.decode(line: Array(text.utf8)), text)
         }
+    }
+
+    // MARK: The wire format, byte for byte
+
+    func testRequestsAreWrittenAsTheEarlierVersionsWroteThem() {
+        let lines: [(ControlRequest, String)] = [
+            (
+                .register(key: SessionKey("s3cr3t/+\"é\u{1}"), endpoints: ["auth", "a/b"], label: "web app"),
+                #"{"endpoints":["auth","a/b"],"key":"s3cr3t/+\"é\u0001","label":"web app","op":"register"}"#
+            ),
+            (
+                .register(key: SessionKey("k"), endpoints: ["auth"], label: nil),
+                #"{"endpoints":["auth"],"key":"k","op":"register"}"#
+            ),
+            (.unregister(id: "0123456789abcdef"), #"{"id":"0123456789abcdef","op":"unregister"}"#),
+            (.list, #"{"op":"list"}"#), (.status, #"{"op":"status"}"#), (.reload, #"{"op":"reload"}"#),
+            (.end(.session(id: "00000000000000ff")), #"{"id":"00000000000000ff","op":"end"}"#),
+            (.end(.all), #"{"all":true,"op":"end"}"#),
+            (.report(runID: nil), #"{"op":"report"}"#), (.report(runID: "ab"), #"{"op":"report","run_id":"ab"}"#),
+        ]
+        for (request, text) in lines {
+            XCTAssertEqual(String(decoding: request.encodedLine(), as: UTF8.self), text + "\n")
+        }
+    }
+
+    func testResponsesAreWrittenAsTheEarlierVersionsWroteThem() throws {
+        let info = ControlSessionInfo(
+            id: "0123456789abcdef", label: nil, endpoints: ["auth", "billing"], ownerUID: 1000,
+            registeredAt: 1_700_000_000_000_000, ageSeconds: 5, attempts: 2, lastOutcome: "failed",
+            unconfiguredEndpoints: ["billing"])
+        let lines: [(ControlResponse, String)] = [
+            (.success, #"{"ok":true}"#),
+            (.registered(id: "00000000000000ff"), #"{"id":"00000000000000ff","ok":true}"#),
+            (
+                .failure(.notFound, "no session \"x\"\n"),
+                #"{"code":"not-found","error":"no session \"x\"\n","ok":false}"#
+            ),
+            (.sessions([]), #"{"ok":true,"sessions":[]}"#),
+            (
+                .sessions([info, info]),
+                #"{"ok":true,"sessions":[{"age_sec":5,"attempts":2,"endpoints":["auth","billing"],"id":"0123456789abcdef","#
+                    + #""label":null,"last_outcome":"failed","owner_uid":1000,"registered_at":1700000000000000,"#
+                    + #""unconfigured_endpoints":["billing"]},"#
+                    + #"{"age_sec":5,"attempts":2,"endpoints":["auth","billing"],"#
+                    + #""id":"0123456789abcdef","label":null,"last_outcome":"failed","owner_uid":1000,"#
+                    + #""registered_at":1700000000000000,"unconfigured_endpoints":["billing"]}]}"#
+            ),
+            (
+                .status(["state": "running", "counts": ["sessions": 3], "path": "/run/x", "ratio": 0.5, "none": nil]),
+                #"{"ok":true,"status":{"counts":{"sessions":3},"none":null,"path":"/run/x","ratio":0.5,"state":"running"}}"#
+            ),
+            (
+                .reloaded(files: ["/etc/a.conf"], notes: []),
+                #"{"ok":true,"report":{"files":["/etc/a.conf"],"notes":[]}}"#
+            ),
+        ]
+        for (response, text) in lines {
+            XCTAssertEqual(String(decoding: response.encodedLine(), as: UTF8.self), text + "\n")
+            XCTAssertEqual(try ControlResponse.decode(line: Array(text.utf8)), response, text)
+        }
+        // The same text as Foundation's JSONEncoder gives for the members the old Codable conformance wrote.
+        let legacy: JSONValue = [
+            "ok": true,
+            "sessions": [
+                [
+                    "age_sec": 5, "attempts": 2, "endpoints": ["auth", "billing"], "id": "0123456789abcdef",
+                    "label": nil,
+                    "last_outcome": "failed", "owner_uid": 1000, "registered_at": 1_700_000_000_000_000,
+                    "unconfigured_endpoints": ["billing"],
+                ]
+            ],
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        XCTAssertEqual(
+            String(decoding: ControlResponse.sessions([info]).encodedLine(), as: UTF8.self),
+            String(decoding: try encoder.encode(FoundationJSON(legacy)), as: UTF8.self) + "\n")
+    }
+
+    func testRepliesOfANewerDaemonAreReadAndWhatIsMissingOrWrongIsRefused() throws {
+        let newer = try ControlResponse.decode(
+            line: Array(
+                #"{"ok":true,"extra":{"x":1},"sessions":[{"id":"a","endpoints":[],"owner_uid":0,"registered_at":1,"#
+                    .utf8)
+                + Array(
+                    #""age_sec":2,"attempts":3,"label":null,"last_outcome":null,"colour":"red"}],"code":null}"#.utf8))
+        XCTAssertEqual(
+            newer,
+            .sessions([
+                ControlSessionInfo(
+                    id: "a", label: nil, endpoints: [], ownerUID: 0, registeredAt: 1, ageSeconds: 2, attempts: 3,
+                    lastOutcome: nil, unconfiguredEndpoints: [])
+            ]).with(unconfiguredEndpoints: nil))
+        for text in [
+            #"{"ok":true,"sessions":[{"id":"a"}]}"#, #"{"ok":true,"sessions":{}}"#, #"{"ok":true,"id":1}"#,
+            #"{"ok":true,"sessions":[{"id":"a","endpoints":[],"owner_uid":-1,"registered_at":1,"age_sec":2,"attempts":3}]}"#,
+            #"{"ok":true,"ok":false}"#, #"{"ok":null}"#, #"{"ok":true,"status":1e999}"#,
+        ] {
+            XCTAssertThrowsError(try ControlResponse.decode(line: Array(text.utf8)), text)
+        }
+    }
+
+    func testANullFieldCountsAsAbsentAndAnUnknownOneIsNamedFirstByName() {
+        XCTAssertEqual(try decode(#"{"op":"report","run_id":null}"#), .report(runID: nil))
+        XCTAssertEqual(decodeError(#"{"op":null}"#)?.message, "missing field 'op'")
+        XCTAssertEqual(
+            decodeError(#"{"op":"register","key":null,"endpoints":["a"]}"#)?.message, "op 'register' needs field 'key'")
+        XCTAssertEqual(decodeError(#"{"op":"list","zz":1,"aa":null}"#)?.message, "unknown field 'aa' for op 'list'")
+        XCTAssertEqual(decodeError(#"[{"op":"list"}]"#)?.message, "a request must be a JSON object")
+        XCTAssertEqual(decodeError(#"{"op":"end","all":1}"#)?.message, "field 'all' must be true or false")
+        XCTAssertEqual(
+            decodeError(#"{"op":"list","x":[[[[[[[[1]]]]]]]]}"#)?.message,
+            "the request is not valid JSON (nested deeper than 8 at byte 24)")
+        XCTAssertEqual(
+            decodeError(#"{"op":"list","x":1e400}"#)?.message,
+            "the request is not valid JSON (number out of range at byte 17)")
+    }
+}
+
+extension ControlResponse {
+    fileprivate func with(unconfiguredEndpoints: [String]?) -> ControlResponse {
+        var copy = self
+        copy.sessions = copy.sessions?.map { info in
+            var info = info
+            info.unconfiguredEndpoints = unconfiguredEndpoints
+            return info
+        }
+        return copy
     }
 }

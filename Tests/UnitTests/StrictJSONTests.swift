@@ -97,3 +97,85 @@ final class StrictJSONTests: XCTestCase {
         }
     }
 }
+
+/// ``StrictJSON/parse(_:maxDepth:)``: the whole value, as strict as ``StrictJSON/read(_:maxDepth:)``.
+final class StrictJSONParseTests: XCTestCase {
+    private func parse(_ text: String, maxDepth: Int = 64) throws -> JSONValue {
+        try StrictJSON.parse(Array(text.utf8), maxDepth: maxDepth)
+    }
+
+    private func refusal(_ bytes: [UInt8], maxDepth: Int = 64, file: StaticString = #filePath, line: UInt = #line)
+        -> StrictJSON.SyntaxError?
+    {
+        do {
+            let value = try StrictJSON.parse(bytes, maxDepth: maxDepth)
+            XCTFail("parsed \(value)", file: file, line: line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testEveryKindOfValueIsGivenWhole() throws {
+        XCTAssertEqual(
+            try parse(
+                #" { "a": true, "b": false, "c": null, "d": 0, "e": -0, "f": -12, "g": 1.5, "h": 1e-400, "#
+                    + #""i": "x\u00e9\ud83d\ude00\n\"\\\/", "j": [1, {"a": 2}, []], "k": {"l": {}} } "#),
+            .object([
+                "a": .bool(true), "b": .bool(false), "c": .null, "d": .integer(0), "e": .integer(0), "f": .integer(-12),
+                "g": .number(1.5), "h": .number(0), "i": .string("xé😀\n\"\\/"),
+                "j": .array([.integer(1), .object(["a": .integer(2)]), .array([])]), "k": .object(["l": .object([:])]),
+            ]))
+        XCTAssertEqual(try parse("[]"), .array([]))
+        XCTAssertEqual(try parse(#" "\u0000\t" "#), .string("\u{0}\t"))
+        XCTAssertEqual(try parse("null"), .null)
+        XCTAssertEqual(try parse("[[[1]], 2]"), .array([.array([.array([.integer(1)])]), .integer(2)]))
+    }
+
+    func testIntegersUpTo64BitsStayIntegersOthersAreNumbers() throws {
+        XCTAssertEqual(try parse("9223372036854775807"), .integer(.max))
+        XCTAssertEqual(try parse("-9223372036854775808"), .integer(.min))
+        XCTAssertEqual(try parse("9223372036854775808"), .number(9_223_372_036_854_775_808))
+        XCTAssertEqual(try parse("1.0"), .number(1))
+        XCTAssertEqual(try parse("1E2"), .number(100))
+        XCTAssertEqual(try parse("-2.5e-3"), .number(-0.0025))
+        XCTAssertEqual(refusal(Array("[1, 1e400]".utf8))?.description, "number out of range at byte 4")
+        XCTAssertEqual(refusal(Array("-1e309".utf8))?.problem, StrictJSON.numberOutOfRange)
+        XCTAssertEqual(
+            refusal(Array("[1e400, 2e400 x".utf8))?.description, "expected ',' or ']' at byte 14", "syntax first")
+    }
+
+    func testItRefusesWhatReadRefusesWithTheSameError() {
+        let inputs: [[UInt8]] =
+            [
+                "", "{", #"{"a":1,}"#, "[1 2]", "01", "1.", "+1", "tru", "NaN", "{a: 1}", "true false", "\"a\u{1}\"",
+                #""\x""#, #""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, #"{"a": 1, "a": 2}"#,
+                #"[{"b": {"c": 1, "c\u0000": 2, "c": 3}}]"#, String(repeating: "[", count: 65) + "]",
+            ].map { Array($0.utf8) } + [
+                [0x22, 0xC3, 0x28, 0x22], [0xEF, 0xBB, 0xBF, 0x7B, 0x7D], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            ]
+        for input in inputs {
+            let expected: StrictJSON.SyntaxError?
+            do {
+                _ = try StrictJSON.read(input)
+                expected = nil
+            } catch {
+                expected = error
+            }
+            XCTAssertNotNil(expected, "\(input)")
+            XCTAssertEqual(refusal(input), expected, "\(input)")
+        }
+        XCTAssertEqual(
+            refusal(Array(#"{"a": 1, "b": [2], "a": 3}"#.utf8))?.description, "duplicate member name at byte 19")
+    }
+
+    func testNestingIsBoundedAndCostsNoStack() throws {
+        let eight = String(repeating: "[", count: 8) + String(repeating: "]", count: 8)
+        var expected = JSONValue.array([])
+        for _ in 1..<8 { expected = .array([expected]) }
+        XCTAssertEqual(try parse(eight, maxDepth: 8), expected)
+        XCTAssertEqual(refusal(Array(("[" + eight + "]").utf8), maxDepth: 8)?.problem, "nested deeper than 8")
+        XCTAssertEqual(
+            refusal(Array(String(repeating: "{\"a\":", count: 100_000).utf8))?.problem, "nested deeper than 64")
+    }
+}

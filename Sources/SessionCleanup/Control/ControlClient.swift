@@ -53,12 +53,7 @@ public struct ControlClient: Sendable {
 
     /// Sends `request` and returns the daemon's response.
     public func send(_ request: ControlRequest) throws(ControlClientError) -> ControlResponse {
-        let line: [UInt8]
-        do {
-            line = try request.encodedLine()
-        } catch {
-            throw ControlClientError(.failed, "cannot encode the \(request.op) request")
-        }
+        let line = request.encodedLine()
         let deadline = SystemMonotonicClock().now().advanced(by: timeout)
         let fd = try connect(deadline: deadline)
         defer { close(fd) }

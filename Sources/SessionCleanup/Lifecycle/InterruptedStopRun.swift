@@ -1,5 +1,4 @@
 import EventLoop
-import FoundationEssentials
 import Sessions
 
 /// A stop run's start, made durable before its first call and removed once its outcomes are
@@ -16,11 +15,8 @@ enum InterruptedStopRun {
     /// Records that a stop run of `sessions` begins now (one small file, fsynced with its
     /// directory). A failure is journaled: the stop run goes on without the record.
     static func recordBegun(sessions: Int, in store: SessionStore, journal: any JournalSink) {
-        let document: JSONValue = .object([
-            "begun_at_usec": .integer(Int64(clamping: wallClockMicroseconds())), "sessions": .integer(Int64(sessions)),
-        ])
         do {
-            try store.writeDocument(documentName, Array(try JSONEncoder().encode(document)))
+            try store.writeDocument(documentName, try document(sessions: sessions, begunAt: wallClockMicroseconds()))
         } catch {
             journal.record(
                 JournalEntry(
@@ -28,6 +24,14 @@ enum InterruptedStopRun {
                     "The stop run's start was not recorded (if it is cut off, its sessions wait for the "
                         + "next stop): \(error)", [JournalField(.error, "\(error)")], priority: .warning))
         }
+    }
+
+    /// The record: `{"begun_at_usec":…,"sessions":…}` (compact, members sorted).
+    static func document(sessions: Int, begunAt: UInt64) throws(JSONWriter.UnrepresentableNumber) -> [UInt8] {
+        let document: JSONValue = .object([
+            "begun_at_usec": .integer(Int64(clamping: begunAt)), "sessions": .integer(Int64(sessions)),
+        ])
+        return try JSONWriter.text(of: document, escapingSlashes: true)
     }
 
     /// Removes the record once the stop run's outcomes are committed.

@@ -1,5 +1,4 @@
 import EventLoop
-import FoundationEssentials
 import Sessions
 
 /// The last stop run's ``RunRecord``, kept in the state directory beside the store (two of the
@@ -21,7 +20,7 @@ enum LastStopRunDocument {
 
     /// The facts and counts of the last stop run, if there is a readable record.
     static func read(from store: SessionStore) -> JSONValue? {
-        store.readDocument(name).flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0)) }
+        store.readDocument(name).flatMap { try? StrictJSON.parse($0) }
     }
 
     /// The whole record of the last stop run, or nil (none, unreadable, or the two documents are
@@ -39,9 +38,7 @@ enum LastStopRunDocument {
             // A piece at a time: the results of a large run (~50 bytes a call) are never whole in memory.
             var pieces = ResultsPieces(record)
             try store.writeDocument(resultsName) { pieces.next(into: &$0) }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            try store.writeDocument(name, Array(try encoder.encode(facts(record))))
+            try store.writeDocument(name, try factsText(record))
         } catch {
             journal.record(
                 JournalEntry(
@@ -51,6 +48,12 @@ enum LastStopRunDocument {
     }
 
     // MARK: Facts
+
+    /// The facts' document: compact JSON, members sorted, slashes escaped (as earlier versions'
+    /// `JSONEncoder` wrote it).
+    static func factsText(_ record: RunRecord) throws(JSONWriter.UnrepresentableNumber) -> [UInt8] {
+        try JSONWriter.text(of: facts(record), escapingSlashes: true)
+    }
 
     /// The facts as `status` shows them (`last_stop_run`).
     static func facts(_ record: RunRecord) -> JSONValue {

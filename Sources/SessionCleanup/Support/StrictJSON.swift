@@ -6,8 +6,10 @@
 /// This reader accepts exactly one JSON value, surrounded by optional whitespace, and refuses
 /// invalid UTF-8 (a byte-order mark included), control characters in strings, unpaired
 /// surrogate escapes, numbers with leading zeros, trailing commas, a member name that appears
-/// twice in one object (at any depth), and nesting deeper than a limit. It builds no tree: it
-/// reports the top-level value's kind and, for an object, its members' names and kinds.
+/// twice in one object (at any depth), and nesting deeper than a limit. ``read(_:maxDepth:)``
+/// builds no tree: it reports the top-level value's kind and, for an object, its members' names
+/// and kinds (end-session replies); ``parse(_:maxDepth:)`` gives the whole value as a
+/// ``JSONValue`` (control requests and responses, the state directory's documents).
 /// Errors give the byte offset and never quote the text.
 package enum StrictJSON {
     /// What a value is, as far as a decision needs to know.
@@ -51,10 +53,24 @@ package enum StrictJSON {
         package var description: String { "\(problem) at byte \(offset)" }
     }
 
+    /// The problem ``parse(_:maxDepth:)`` reports for a number no `Double` can hold.
+    package static let numberOutOfRange = "number out of range"
+
     /// Reads `bytes` as one JSON value nested at most `maxDepth` arrays and objects deep.
     package static func read(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(SyntaxError) -> Document {
-        var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth)
+        var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth, keepsValues: false)
         return try reader.document()
+    }
+
+    /// Reads `bytes` as one JSON value nested at most `maxDepth` arrays and objects deep, and
+    /// gives it whole. A number without fraction or exponent that fits in 64 bits is an
+    /// ``JSONValue/integer(_:)``; any other number a ``JSONValue/number(_:)`` (one beyond a
+    /// `Double`'s range, `1e400`, is refused with ``numberOutOfRange`` at its offset, once the
+    /// text is otherwise valid: a syntax error anywhere is reported as ``read(_:maxDepth:)`` does).
+    package static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(SyntaxError) -> JSONValue {
+        var reader = Reader(bytes: Array(bytes), maxDepth: maxDepth, keepsValues: true)
+        _ = try reader.document()
+        return reader.value
     }
 }
 
@@ -62,22 +78,33 @@ extension StrictJSON {
     private struct Frame {
         let isObject: Bool
         var names: Set<String> = []
+        /// The name of the member whose value is being read.
+        var name = ""
+        /// The elements or members read so far (only when the reader keeps values).
+        var elements: [JSONValue] = []
+        var members: [String: JSONValue] = [:]
     }
 
     private struct Reader {
         let bytes: [UInt8]
         let maxDepth: Int
+        /// Whether to build the values (``parse``) or only check them (``read``).
+        let keepsValues: Bool
         var index = 0
         var stack: [Frame] = []
-        /// The top-level object's members, and the name of the one whose value is being read.
+        /// The top-level object's members.
         var members: [StrictJSON.Member] = []
-        var memberName = ""
         /// Decoded bytes of the string being read (reused).
         var decoded: [UInt8] = []
+        /// The value last read whole (when values are kept).
+        var value: JSONValue = .null
+        /// Where the first number beyond a Double's range begins (when values are kept).
+        var firstOutOfRange: Int?
 
-        init(bytes: [UInt8], maxDepth: Int) {
+        init(bytes: [UInt8], maxDepth: Int, keepsValues: Bool) {
             self.bytes = bytes
             self.maxDepth = maxDepth
+            self.keepsValues = keepsValues
         }
 
         func fail(_ problem: String) -> StrictJSON.SyntaxError {
@@ -91,32 +118,44 @@ extension StrictJSON {
         }
 
         mutating func document() throws(StrictJSON.SyntaxError) -> StrictJSON.Document {
-            var kind = try value()
+            var kind = try nextValue()
             while !stack.isEmpty {
                 skipWhitespace()
-                let isObject = stack[stack.count - 1].isObject
-                if stack.count == 1 && isObject { members.append(StrictJSON.Member(name: memberName, kind: kind)) }
+                let top = stack.count - 1
+                let isObject = stack[top].isObject
+                if top == 0 && isObject { members.append(StrictJSON.Member(name: stack[top].name, kind: kind)) }
+                if keepsValues {
+                    if isObject {
+                        stack[top].members[stack[top].name] = value
+                    } else {
+                        stack[top].elements.append(value)
+                    }
+                }
                 switch current {
                 case UInt8(ascii: ","):
                     index += 1
                     if isObject { try memberNameAndColon() }
-                    kind = try value()
+                    kind = try nextValue()
                 case UInt8(ascii: "}") where isObject, UInt8(ascii: "]") where !isObject:
                     index += 1
-                    stack.removeLast()
+                    let frame = stack.removeLast()
                     kind = isObject ? .object : .array
+                    if keepsValues { value = isObject ? .object(frame.members) : .array(frame.elements) }
                 case nil: throw fail("unexpected end of text")
                 default: throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
                 }
             }
             skipWhitespace()
             guard index == bytes.count else { throw fail("text after the value") }
+            if let offset = firstOutOfRange {
+                throw StrictJSON.SyntaxError(problem: StrictJSON.numberOutOfRange, offset: offset)
+            }
             return StrictJSON.Document(kind: kind, members: kind == .object ? members : [])
         }
 
         /// Reads a scalar, or opens a container: an empty one is read whole; otherwise its first
         /// element is read, and `document()` carries on after it.
-        mutating func value() throws(StrictJSON.SyntaxError) -> StrictJSON.Kind {
+        mutating func nextValue() throws(StrictJSON.SyntaxError) -> StrictJSON.Kind {
             while true {
                 skipWhitespace()
                 guard let byte = current else { throw fail("unexpected end of text") }
@@ -128,6 +167,7 @@ extension StrictJSON {
                     skipWhitespace()
                     if current == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         index += 1
+                        if keepsValues { value = isObject ? .object([:]) : .array([]) }
                         return isObject ? .object : .array
                     }
                     stack.append(Frame(isObject: isObject))
@@ -135,10 +175,11 @@ extension StrictJSON {
                     continue  // the first element
                 case UInt8(ascii: "\""):
                     try string()
+                    if keepsValues { value = .string(String(decoding: decoded, as: UTF8.self)) }
                     return .string
-                case UInt8(ascii: "t"): return try literal("true", .true)
-                case UInt8(ascii: "f"): return try literal("false", .false)
-                case UInt8(ascii: "n"): return try literal("null", .null)
+                case UInt8(ascii: "t"): return try literal("true", .true, .bool(true))
+                case UInt8(ascii: "f"): return try literal("false", .false, .bool(false))
+                case UInt8(ascii: "n"): return try literal("null", .null, .null)
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
                 default: throw fail("expected a value")
                 }
@@ -155,14 +196,14 @@ extension StrictJSON {
             guard stack[stack.count - 1].names.insert(name).inserted else {
                 throw StrictJSON.SyntaxError(problem: "duplicate member name", offset: start)
             }
-            if stack.count == 1 { memberName = name }
+            stack[stack.count - 1].name = name
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
         }
 
-        mutating func literal(_ word: StaticString, _ kind: StrictJSON.Kind) throws(StrictJSON.SyntaxError)
-            -> StrictJSON.Kind
+        mutating func literal(_ word: StaticString, _ kind: StrictJSON.Kind, _ literal: JSONValue)
+            throws(StrictJSON.SyntaxError) -> StrictJSON.Kind
         {
             let count = word.utf8CodeUnitCount
             guard index + count <= bytes.count else { throw fail("invalid literal") }
@@ -170,10 +211,12 @@ extension StrictJSON {
                 throw fail("invalid literal")
             }
             index += count
+            if keepsValues { value = literal }
             return kind
         }
 
         mutating func number() throws(StrictJSON.SyntaxError) -> StrictJSON.Kind {
+            let start = index
             if current == UInt8(ascii: "-") { index += 1 }
             guard let first = current, isDigit(first) else { throw fail("invalid number") }
             var isZero = true
@@ -197,6 +240,19 @@ extension StrictJSON {
                 if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
                 guard let byte = current, isDigit(byte) else { throw fail("invalid number") }
                 while let byte = current, isDigit(byte) { index += 1 }
+            }
+            if keepsValues {
+                let text = String(decoding: bytes[start..<index], as: UTF8.self)
+                if integer, let whole = Int64(text) {
+                    value = .integer(whole)
+                } else if let number = Double(text), number.isFinite {
+                    value = .number(number)
+                } else {
+                    // Beyond a Double's range: no value to give (nor to write back). Reported once the
+                    // text is known to be JSON, so that a syntax error after it is what is reported.
+                    if firstOutOfRange == nil { firstOutOfRange = start }
+                    value = .null
+                }
             }
             return integer ? .integer(isZero: isZero) : .fraction
         }

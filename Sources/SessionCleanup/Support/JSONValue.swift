@@ -1,8 +1,8 @@
-import FoundationEssentials
-
 /// Any JSON value: the opaque `status` and `report` objects of the control protocol, which the
-/// daemon fills and the CLI prints without the protocol layer knowing their fields.
-public enum JSONValue: Sendable, Equatable, Codable {
+/// daemon fills and the CLI prints without the protocol layer knowing their fields, and the
+/// state directory's small documents. Read with ``StrictJSON/parse(_:maxDepth:)``, written with
+/// ``JSONWriter``.
+public enum JSONValue: Sendable, Equatable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -17,40 +17,6 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case array([JSONValue])
     /// An object (member order is not kept; encoding sorts keys).
     case object([String: JSONValue])
-
-    /// Decodes whatever JSON value is there.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    /// Encodes the value as itself.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .integer(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
 
     /// The member `key` of an object, or nil (for other values too).
     public subscript(key: String) -> JSONValue? {
