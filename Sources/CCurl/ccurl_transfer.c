@@ -40,6 +40,9 @@ static void wipe(void *bytes, size_t length) {
 }
 
 static void (*reply_free_observer)(const uint8_t *bytes, size_t used);
+static void (*body_piece_observer)(size_t length);
+
+void ccurl_set_body_piece_observer(void (*observer)(size_t length)) { body_piece_observer = observer; }
 
 void ccurl_set_reply_free_observer(void (*observer)(const uint8_t *bytes, size_t used)) {
     reply_free_observer = observer;
@@ -63,6 +66,7 @@ static void free_headers(struct curl_slist *headers) {
 static size_t on_body(char *data, size_t size, size_t count, void *userp) {
     ccurl_transfer *t = userp;
     size_t length = size * count;
+    if (body_piece_observer != NULL) body_piece_observer(length);
     size_t room = t->max_body - t->body_length;
     size_t take = length < room ? length : room;
     if (take > 0) {

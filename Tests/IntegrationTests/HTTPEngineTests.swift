@@ -16,6 +16,7 @@ private final class Completions {
 /// Every reply buffer the shim freed: how many bytes of it held reply data, and how many of those
 /// were not zero (set only by the wipe test, while no other transfer runs in this process).
 nonisolated(unsafe) private var freedReplyBuffers: [(used: Int, notZero: Int)] = []
+nonisolated(unsafe) private var largestBodyPiece = 0
 
 final class HTTPEngineTests: XCTestCase {
     private var loop: EventLoop!
@@ -252,6 +253,26 @@ final class HTTPEngineTests: XCTestCase {
                 buffer.notZero, 0, "a freed buffer still held \(buffer.notZero) of \(buffer.used) reply bytes")
         }
         print("reply buffers freed (bytes of reply in each): \(freed.map(\.used))")
+        assertIdle(engine)
+    }
+
+    /// Every easy handle's receive buffer is libcurl's smallest, 1 KiB (its default is 16 KiB, one
+    /// per pooled handle: memory a run of small replies never needs), so a reply arrives in
+    /// pieces no larger than that — and still whole.
+    func testARepliesBodyArrivesThroughAOneKibibyteReceiveBufferAndWhole() throws {
+        let engine = try makeEngine()
+        largestBodyPiece = 0
+        ccurl_set_body_piece_observer { length in largestBodyPiece = max(largestBodyPiece, length) }
+        defer { ccurl_set_body_piece_observer(nil) }
+        var big = request("/big/100000")
+        big.maxReplyBytes = 200_000
+        guard case .response(200, let body, false, _) = try fetch(engine, big).outcome else { return XCTFail() }
+        XCTAssertEqual(body.count, 100_000)
+        XCTAssertTrue(body.allSatisfy { $0 == UInt8(ascii: "x") })
+        XCTAssertGreaterThan(largestBodyPiece, 0)
+        XCTAssertLessThanOrEqual(largestBodyPiece, 1024)
+        // A pooled handle reset for another profile gets the same buffer again.
+        XCTAssertEqual(try fetch(engine, request("/json")).status, 200)
         assertIdle(engine)
     }
 

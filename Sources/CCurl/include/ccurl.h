@@ -198,6 +198,11 @@ const char *ccurl_transfer_error_text(const ccurl_transfer *t);
  * clear them. */
 void ccurl_transfer_release(ccurl_transfer *t);
 
+/* For tests: `observer` is called with the length of every piece of reply body libcurl hands
+ * over (at most the handle's CURLOPT_BUFFERSIZE each). NULL (the default) calls nothing. Not
+ * thread-safe: set it while no transfer runs. */
+void ccurl_set_body_piece_observer(void (*observer)(size_t length));
+
 /* For tests: `observer` is called with every reply buffer just before it is freed (grown,
  * released beyond the retained size, or freed with its transfer) and the number of its bytes
  * that held reply data, which must be zero by then. NULL (the default) calls nothing. Not

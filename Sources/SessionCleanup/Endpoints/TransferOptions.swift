@@ -5,8 +5,10 @@ import EventLoop
 /// request says: peer and host verification on, `http`/`https` only, no redirects, no proxy
 /// but the request's own (never the environment's).
 enum TransferOptions {
-    /// libcurl's receive buffer per handle.
-    static let receiveBufferBytes = 4096
+    /// libcurl's receive buffer per handle: its minimum. A pool keeps a handle per transfer in
+    /// flight (256 by default), each with this buffer; 1 KiB instead of 4 left 0.8 MB less
+    /// resident at 256 handles (the C floor with either, BENCHMARKS.md "Fourth pass (runmem)").
+    static let receiveBufferBytes = 1024
 
     /// Options for every request of `profile`, on a new or reset handle.
     static func configure(_ transfer: OpaquePointer, for profile: TransferProfile, subject: String) throws {

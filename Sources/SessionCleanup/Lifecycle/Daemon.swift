@@ -124,6 +124,7 @@ public final class Daemon {
 
     /// Starts (signals are handled once ``run()`` turns the loop), reports ready.
     public func start(signals: SignalSource) throws {
+        MallocArenas.limitToOne()  // before the store starts its writer threads
         journal.record(
             JournalEntry(
                 .started, "session-cleanup \(SessionCleanupVersion.string) starting",
