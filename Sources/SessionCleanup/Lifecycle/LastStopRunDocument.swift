@@ -179,8 +179,9 @@ enum LastStopRunDocument {
             else { return nil }
             results.append(
                 RunReport.CallResult(
-                    sessionID: id, ownerUID: uid, shape: shapes.shape(unescaped(columns[2]), outcome),
-                    attempts: attempts, duration: .microseconds(duration)))
+                    sessionID: id, ownerUID: uid,
+                    shape: shapes.shape(unescaped(columns[2]), outcome, attempts: attempts),
+                    duration: .microseconds(duration)))
         }
         return results
     }

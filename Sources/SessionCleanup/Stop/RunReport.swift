@@ -4,39 +4,45 @@ import Sessions
 /// The result of one run of end-session calls: every call's outcome, per session, and the counts.
 public struct RunReport: Sendable {
     /// One call's result. Kept for every call of a run (the `report` verb shows them), so it is
-    /// stored compactly: 32 bytes a result (it was 72), the endpoint and the outcome in a
-    /// ``Shape`` that the results with the same ones share (``CallShapes``).
+    /// stored compactly: 24 bytes a result (it was 72, then 32), the endpoint, the outcome and
+    /// the requests made in a ``Shape`` that the results with the same ones share
+    /// (``CallShapes``), the duration in whole microseconds.
     public struct CallResult: Sendable, Equatable {
-        /// An endpoint's name and an outcome, shared by the results that have both.
+        /// An endpoint's name, an outcome and a number of requests, shared by the results that
+        /// have all three (a run's calls mostly end alike, after one request).
         final class Shape: Sendable {
             let endpoint: String
             let outcome: CallOutcome
+            let attempts: UInt32
 
-            init(_ endpoint: String, _ outcome: CallOutcome) {
+            init(_ endpoint: String, _ outcome: CallOutcome, attempts: Int) {
                 self.endpoint = endpoint
                 self.outcome = outcome
+                self.attempts = UInt32(clamping: attempts)
             }
         }
 
         /// The session.
         public let sessionID: SessionID
-        private let nanoseconds: Int64
         private let shape: Shape
         /// The uid that registered the session (who may see this result).
         public let ownerUID: UInt32
-        private let attemptCount: UInt32
+        /// A call lasts at most the budget (30 minutes at most, 1.8 × 10⁹ µs), which fits; a
+        /// longer duration is clamped to 71 minutes.
+        private let microseconds: UInt32
 
         /// The endpoint's name.
         public var endpoint: String { shape.endpoint }
         /// What became of the call.
         public var outcome: CallOutcome { shape.outcome }
         /// Requests made (0 when it never started).
-        public var attempts: Int { Int(attemptCount) }
-        /// From the first request's start to the outcome (zero if never started), to the nanosecond.
-        public var duration: Duration { .nanoseconds(nanoseconds) }
-        /// The same in whole microseconds, cut toward zero as `Duration.microseconds` cuts, without
-        /// going through `Duration`: the results file writes one per call.
-        var durationMicroseconds: Int64 { nanoseconds / 1000 }
+        public var attempts: Int { Int(shape.attempts) }
+        /// From the first request's start to the outcome (zero if never started), in whole
+        /// microseconds (what the results file and `report` show).
+        public var duration: Duration { .microseconds(microseconds) }
+        /// The same as a number, without going through `Duration`: the results file writes one
+        /// per call.
+        var durationMicroseconds: Int64 { Int64(microseconds) }
 
         /// Creates a result.
         public init(
@@ -44,27 +50,28 @@ public struct RunReport: Sendable {
             duration: Duration
         ) {
             self.init(
-                sessionID: sessionID, ownerUID: ownerUID, shape: Shape(endpoint, outcome), attempts: attempts,
+                sessionID: sessionID, ownerUID: ownerUID, shape: Shape(endpoint, outcome, attempts: attempts),
                 duration: duration)
         }
 
-        /// Creates a result whose endpoint and outcome are `shape`'s.
-        init(sessionID: SessionID, ownerUID: UInt32, shape: Shape, attempts: Int, duration: Duration) {
+        /// Creates a result whose endpoint, outcome and requests made are `shape`'s.
+        init(sessionID: SessionID, ownerUID: UInt32, shape: Shape, duration: Duration) {
             self.sessionID = sessionID
             self.ownerUID = ownerUID
             self.shape = shape
-            attemptCount = UInt32(clamping: attempts)
+            // Whole microseconds, cut toward zero as `Duration.microseconds` cuts; negative is zero.
             let (seconds, attoseconds) = duration.components
-            // ±292 years fit; anything longer is clamped.
-            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            nanoseconds = overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000
+            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+            let total = overflow ? (seconds < 0 ? Int64.min : .max) : whole &+ attoseconds / 1_000_000_000_000
+            microseconds = UInt32(clamping: total)
         }
 
         /// Equal fields; whether the shape is shared does not matter.
         public static func == (a: CallResult, b: CallResult) -> Bool {
-            a.sessionID == b.sessionID && a.ownerUID == b.ownerUID && a.attemptCount == b.attemptCount
-                && a.nanoseconds == b.nanoseconds
-                && (a.shape === b.shape || (a.shape.endpoint == b.shape.endpoint && a.shape.outcome == b.shape.outcome))
+            a.sessionID == b.sessionID && a.ownerUID == b.ownerUID && a.microseconds == b.microseconds
+                && (a.shape === b.shape
+                    || (a.shape.attempts == b.shape.attempts && a.shape.endpoint == b.shape.endpoint
+                        && a.shape.outcome == b.shape.outcome))
         }
     }
 

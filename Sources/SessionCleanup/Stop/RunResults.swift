@@ -66,7 +66,7 @@ struct RunResults {
         report.calls.append(
             RunReport.CallResult(
                 sessionID: sessions.id(at: index), ownerUID: sessions.ownerUID(at: index),
-                shape: shapes.shape(endpoint, outcome), attempts: attempts, duration: duration))
+                shape: shapes.shape(endpoint, outcome, attempts: attempts), duration: duration))
         let ended = outcome.isEnded
         if !ended { callsNotEnded += 1 }
         let endpointCount = sessions.endpointCount(at: index)
