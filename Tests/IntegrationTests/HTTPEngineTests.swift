@@ -410,7 +410,9 @@ final class HTTPEngineTests: XCTestCase {
         print("cancelAll of 200 in-flight transfers: \(elapsed * 1000) ms")
         XCTAssertEqual(completions.count, 200)
         XCTAssertEqual(completions.results.filter { $0.failure?.kind == .cancelled }.count, 200)
-        XCTAssertLessThan(elapsed, 0.1)
+        // A guard against cancelAll waiting for the network or the transfers' 30 s timeouts, not a
+        // speed figure: under the address sanitizer on a loaded machine 200 cancellations took 0.21 s.
+        XCTAssertLessThan(elapsed, 2.0)
         assertIdle(engine)
 
         // Nothing more arrives, and the loop has nothing to wake up for.
