@@ -52,7 +52,7 @@ enum HumanReadable {
             base.removeLast(suffix.count)
             break
         }
-        return base.replacing("_", with: " ")
+        return base.replacingText("_", with: " ")
     }
 
     /// A scalar (or a list of scalars) on one line, in the unit its name gives; nil for what needs several lines.

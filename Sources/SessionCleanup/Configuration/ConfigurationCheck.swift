@@ -107,8 +107,8 @@ enum PEMCertificates {
         let end = "-----END CERTIFICATE-----"
         var certificates = 0
         var rest = Substring(text)
-        while let start = rest.firstRange(of: begin) {
-            guard let stop = rest[start.upperBound...].firstRange(of: end) else {
+        while let start = rest.rangeOfText(begin) {
+            guard let stop = rest[start.upperBound...].rangeOfText(end) else {
                 return "certificate \(certificates + 1) has no END line"
             }
             let body = rest[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }

@@ -136,8 +136,8 @@ enum ConfigurationKeys {
                 ? [] : [ConfigurationProblem(file: file, line: line, "[Endpoint] '\(settings.name)' has no URL=")]
         }
         var problems: [ConfigurationProblem] = []
-        if !(settings.url.contains("{session}") || (settings.body?.contains("{session}") ?? false)
-            || settings.headers.contains(where: { $0.contains("{session}") }))
+        if !(settings.url.containsText("{session}") || (settings.body?.containsText("{session}") ?? false)
+            || settings.headers.contains(where: { $0.containsText("{session}") }))
         {
             problems.append(
                 ConfigurationProblem(

@@ -56,7 +56,7 @@ public struct EndSessionCall: Sendable {
         let url = template.url(with: encoded)
         var headers: [String]
         if template.headersNeedKey {
-            headers = endpoint.headers.map { $0.replacing(Self.placeholder, with: secret) }
+            headers = endpoint.headers.map { $0.replacingText(Self.placeholder, with: secret) }
             if let token { headers.append(EndpointTemplate.bearer(token)) }
         } else if let token {
             headers =
@@ -68,7 +68,7 @@ public struct EndSessionCall: Sendable {
         let body = endpoint.body.map { template -> [UInt8] in
             let isJSON = template.hasPrefix("{") || template.hasPrefix("[")
             let filled = isJSON ? Self.jsonEscaped(secret) : Self.percentEncoded(secret)
-            return Array(template.replacing(Self.placeholder, with: filled).utf8)
+            return Array(template.replacingText(Self.placeholder, with: filled).utf8)
         }
         return HTTPRequest(
             url: url, redactedURL: redactedURL, method: template.method, headers: headers, body: body,
@@ -188,14 +188,14 @@ public final class EndpointTemplate: Sendable {
         profile = TransferProfile(caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy)
         let parsed = HTTPOrigin(url: configuration.url)
         // A key in the host or port makes every call's origin its own: the engine parses those.
-        httpOrigin = parsed.flatMap { $0.host.contains(EndSessionCall.placeholder) ? nil : $0 }
+        httpOrigin = parsed.flatMap { $0.host.containsText(EndSessionCall.placeholder) ? nil : $0 }
         origin = parsed?.description ?? configuration.url.lowercased()
-        redactedURL = configuration.url.replacing(EndSessionCall.placeholder, with: EndSessionCall.redaction)
-        urlPieces = configuration.url.split(separator: EndSessionCall.placeholder, omittingEmptySubsequences: false)
+        redactedURL = configuration.url.replacingText(EndSessionCall.placeholder, with: EndSessionCall.redaction)
+        urlPieces = configuration.url.pieces(separatedBy: EndSessionCall.placeholder)
             .map(String.init)
         urlLength = urlPieces.reduce(0) { $0 + $1.utf8.count }
         method = HTTPRequest.Method(rawValue: configuration.method) ?? .get
-        headersNeedKey = configuration.headers.contains { $0.contains(EndSessionCall.placeholder) }
+        headersNeedKey = configuration.headers.contains { $0.containsText(EndSessionCall.placeholder) }
         token = configuration.tokenCredential.flatMap { credentials[$0] }
         headersWithToken = configuration.headers + (token.map { [Self.bearer($0)] } ?? [])
     }
@@ -243,12 +243,13 @@ public enum CredentialReader {
         let path = directory + "/" + name
         do {
             let bytes = try FileReading.contents(of: path, limit: 64 * 1024)
-            var token = String(decoding: bytes, as: UTF8.self)
-            while token.hasSuffix("\n") || token.hasSuffix("\r") { token.removeLast() }
-            guard !token.isEmpty, !token.contains("\n"), !token.contains("\r") else {
+            // Bytes, not Characters: "\r\n" is one Character, which neither "\r" nor "\n" matches.
+            var line = bytes[...]
+            while let last = line.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { line.removeLast() }
+            guard !line.isEmpty, !line.contains(UInt8(ascii: "\n")), !line.contains(UInt8(ascii: "\r")) else {
                 throw ConfigurationError(file: path, line: 0, "credential '\(name)' must hold one non-empty line")
             }
-            return token
+            return String(decoding: line, as: UTF8.self)
         } catch let error as SystemCallError {
             throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)': \(error)")
         } catch let error as ConfigurationError {

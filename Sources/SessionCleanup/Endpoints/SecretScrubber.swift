@@ -24,7 +24,7 @@ struct SecretScrubber {
         let separators: Set<Character> = ["/", "?", "&", "=", "#", ";", ",", "+", " ", "\t", ":", "@"]
         // Authority: after "scheme://" up to the first "/", "?" or "#".
         let afterScheme: Substring
-        if let range = url.firstRange(of: "://") {
+        if let range = url.rangeOfText("://") {
             afterScheme = url[range.upperBound...]
         } else {
             afterScheme = url[...]
@@ -55,8 +55,8 @@ struct SecretScrubber {
     /// `text` with every secret replaced.
     func scrub(_ text: String) -> String {
         var result = text
-        for secret in secrets where result.contains(secret) {
-            result = result.replacing(secret, with: Self.replacement)
+        for secret in secrets where result.containsText(secret) {
+            result = result.replacingText(secret, with: Self.replacement)
         }
         return result
     }

@@ -35,7 +35,7 @@ public enum NotifyAssignment: Sendable, Equatable, CustomStringConvertible {
         case .ready: return "READY=1"
         case .reloading(let now): return "RELOADING=1\nMONOTONIC_USEC=\(now.microseconds)"
         case .stopping: return "STOPPING=1"
-        case .status(let text): return "STATUS=\(text.replacing("\n", with: " "))"
+        case .status(let text): return "STATUS=\(text.replacingText("\n", with: " "))"
         case .watchdog: return "WATCHDOG=1"
         case .extendTimeout(let duration): return "EXTEND_TIMEOUT_USEC=\(max(0, duration.microseconds))"
         case .errno(let value): return "ERRNO=\(value)"
