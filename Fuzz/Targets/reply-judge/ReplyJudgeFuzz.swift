@@ -59,27 +59,51 @@ enum ReplyJudgeFuzz {
     }
 
     /// Foundation's reading: an object with `success` true or a non-zero integer, and the name
-    /// `success` written once (counted in the raw text where a `:` follows it, so a string value
-    /// `"success"` is not a name; an escaped spelling counts too).
+    /// `success` written once among the top-level object's members (counted in the raw text, so
+    /// a string value `"success"` and a nested object's own `success` are not counted; an escaped
+    /// spelling counts too).
     private static func oracleSaysSuccess(_ body: [UInt8]) -> Bool {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let value = object["success"] as? NSNumber
         else { return false }
         guard value.doubleValue != 0, value.doubleValue == value.doubleValue.rounded() else { return false }
-        let plain = namesSpelledSuccess(in: body)
+        let plain = topLevelNamesSpelledSuccess(in: body)
         return plain == 1 || (plain == 0 && body.contains(UInt8(ascii: "\\")))
     }
 
-    /// How many times `"success"` stands in `body` as a member name: followed, after JSON
-    /// whitespace, by a `:`.
-    private static func namesSpelledSuccess(in body: [UInt8]) -> Int {
-        let name = Array(#""success""#.utf8)
-        guard body.count >= name.count else { return 0 }
+    /// How many times `"success"` stands in `body` as a member name of the outermost object:
+    /// a string at depth 1 (inside the first `{`, outside any nested `{` or `[`) followed, after
+    /// JSON whitespace, by a `:`. Strings are skipped whole, escapes included, so brackets and
+    /// quotes inside them do not count.
+    private static func topLevelNamesSpelledSuccess(in body: [UInt8]) -> Int {
+        let name = Array("success".utf8)
         var count = 0
-        for start in 0...(body.count - name.count) where body[start..<(start + name.count)].elementsEqual(name) {
-            var next = start + name.count
-            while next < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[next]) { next += 1 }
-            if next < body.count, body[next] == UInt8(ascii: ":") { count += 1 }
+        var depth = 0
+        var index = 0
+        while index < body.count {
+            switch body[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                index += 1
+            case UInt8(ascii: "\""):
+                let start = index + 1
+                var end = start
+                while end < body.count, body[end] != UInt8(ascii: "\"") {
+                    end += body[end] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                index = end + 1
+                guard depth == 1, end <= body.count, body[start..<min(end, body.count)].elementsEqual(name) else {
+                    continue
+                }
+                var next = index
+                while next < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[next]) { next += 1 }
+                if next < body.count, body[next] == UInt8(ascii: ":") { count += 1 }
+            default:
+                index += 1
+            }
         }
         return count
     }
