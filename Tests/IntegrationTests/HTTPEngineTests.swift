@@ -68,6 +68,21 @@ final class HTTPEngineTests: XCTestCase {
         return result
     }
 
+    /// Fetches the server's 100,000-byte reply under a 200,000-byte cap; throws unless it arrived whole
+    /// (status 200, not cut), and checks every byte.
+    private func fetchWholeHundredKilobyteReply(
+        _ engine: HTTPEngine, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        var big = request("/big/100000")
+        big.maxReplyBytes = 200_000
+        let outcome = try fetch(engine, big).outcome
+        guard case .response(200, let body, false, _) = outcome else {
+            throw TestSetupError("the 100,000-byte reply did not arrive whole: \(outcome)")
+        }
+        XCTAssertEqual(body.count, 100_000, file: file, line: line)
+        XCTAssertTrue(body.allSatisfy { $0 == UInt8(ascii: "x") }, file: file, line: line)
+    }
+
     private func assertIdle(_ engine: HTTPEngine, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(engine.activeCount, 0, "active transfers", file: file, line: line)
         XCTAssertEqual(engine.watchedDescriptorCount, 0, "descriptors still watched", file: file, line: line)
@@ -240,11 +255,7 @@ final class HTTPEngineTests: XCTestCase {
             freedReplyBuffers.append((used, notZero))
         }
         defer { ccurl_set_reply_free_observer(nil) }
-        var big = request("/big/100000")
-        big.maxReplyBytes = 200_000
-        guard case .response(200, let body, false, _) = try fetch(engine, big).outcome else { return XCTFail() }
-        XCTAssertEqual(body.count, 100_000)
-        XCTAssertTrue(body.allSatisfy { $0 == UInt8(ascii: "x") })
+        try fetchWholeHundredKilobyteReply(engine)
         let freed = freedReplyBuffers
         XCTAssertTrue(freed.contains { $0.used == 100_000 }, "the 100,000-byte reply's buffer was freed: \(freed)")
         XCTAssertGreaterThan(freed.count, 1, "buffers outgrown on the way were freed too: \(freed)")
@@ -264,11 +275,7 @@ final class HTTPEngineTests: XCTestCase {
         largestBodyPiece = 0
         ccurl_set_body_piece_observer { length in largestBodyPiece = max(largestBodyPiece, length) }
         defer { ccurl_set_body_piece_observer(nil) }
-        var big = request("/big/100000")
-        big.maxReplyBytes = 200_000
-        guard case .response(200, let body, false, _) = try fetch(engine, big).outcome else { return XCTFail() }
-        XCTAssertEqual(body.count, 100_000)
-        XCTAssertTrue(body.allSatisfy { $0 == UInt8(ascii: "x") })
+        try fetchWholeHundredKilobyteReply(engine)
         XCTAssertGreaterThan(largestBodyPiece, 0)
         XCTAssertLessThanOrEqual(largestBodyPiece, 1024)
         // A pooled handle reset for another profile gets the same buffer again.
