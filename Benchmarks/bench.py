@@ -161,26 +161,44 @@ def end_all_children():
             pass
 
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
 def proc_sample(pid):
     """CPU (clock ticks from /proc/PID/stat; ns from schedstat summed over threads), RSS and
-    context switches (summed over threads) of a running process."""
+    context switches (summed over threads) of a running process. `per_thread` keeps each
+    thread's (sched_ns, vcsw, nvcsw): a thread that ends takes its counters out of the sums,
+    so differences between two samples go through `thread_delta`."""
     with open(f"/proc/{pid}/stat") as f:
         rest = f.read().rsplit(")", 1)[1].split()
     sample = {"t": time.monotonic(), "ticks": int(rest[11]) + int(rest[12]), "utime_ticks": int(rest[11]),
-              "stime_ticks": int(rest[12]), "minflt": int(rest[7]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0, "threads": 0}
+              "stime_ticks": int(rest[12]), "minflt": int(rest[7]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0, "threads": 0,
+              "per_thread": {}}
+    live_ticks = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                sample["sched_ns"] += int(f.read().split()[0])
+                sched_ns = int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                thread = f.read().rsplit(")", 1)[1].split()
+            live_ticks += int(thread[11]) + int(thread[12])
+            vcsw = nvcsw = 0
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 for line in f:
                     if line.startswith("voluntary_ctxt_switches:"):
-                        sample["vcsw"] += int(line.split()[1])
+                        vcsw = int(line.split()[1])
                     elif line.startswith("nonvoluntary_ctxt_switches:"):
-                        sample["nvcsw"] += int(line.split()[1])
-            sample["threads"] += 1
+                        nvcsw = int(line.split()[1])
         except (FileNotFoundError, ProcessLookupError):
-            pass  # a thread that just ended
+            continue  # a thread that just ended
+        sample["per_thread"][tid] = (sched_ns, vcsw, nvcsw)
+        sample["sched_ns"] += sched_ns
+        sample["vcsw"] += vcsw
+        sample["nvcsw"] += nvcsw
+        sample["threads"] += 1
+    # The CPU of threads that have ended is in the process's ticks only (10 ms resolution).
+    sample["ended_threads_s"] = max(0, sample["ticks"] - live_ticks) / CLK_TCK
+    sample["cpu_s"] = sample["sched_ns"] / 1e9 + sample["ended_threads_s"]
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
@@ -188,7 +206,34 @@ def proc_sample(pid):
     return sample
 
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+def thread_delta(a, b):
+    """What the threads did between samples `a` and `b`: sched_ns, vcsw and nvcsw summed over
+    the threads alive at `b` (a thread new since `a` from zero), never negative; and the
+    threads that ended in between, whose last counts are lost (each woke at least once, to
+    end)."""
+    zero = (0, 0, 0)
+    sums = [0, 0, 0]
+    for tid, counts in b["per_thread"].items():
+        for i, (now, then) in enumerate(zip(counts, a["per_thread"].get(tid, zero))):
+            sums[i] += now - then
+    ended = len(set(a["per_thread"]) - set(b["per_thread"]))
+    return {"sched_ns": sums[0], "vcsw": sums[1], "nvcsw": sums[2], "threads_ended": ended}
+
+
+def settle_threads(pids, quiet_s=6.0, limit_s=30.0):
+    """Waits until no thread of `pids` has started or ended for `quiet_s` (at most `limit_s`):
+    a worker thread that times out and ends inside a measuring window would take its counters
+    with it."""
+    def threads():
+        return {pid: frozenset(os.listdir(f"/proc/{pid}/task")) for pid in pids}
+    start = last_change = time.monotonic()
+    seen = threads()
+    while time.monotonic() - last_change < quiet_s and time.monotonic() - start < limit_s:
+        time.sleep(0.5)
+        now = threads()
+        if now != seen:
+            seen, last_change = now, time.monotonic()
 
 
 def smaps_rollup(pid):
@@ -489,13 +534,15 @@ class Daemon:
         self.close()
         return {"wall_s": wall, "exit": self.child.status, "cpu_total_s": self.child.cpu,
                 "cpu_user_s": self.child.rusage.ru_utime, "cpu_sys_s": self.child.rusage.ru_stime,
-                "cpu_stop_s": max(0.0, self.child.cpu - before["sched_ns"] / 1e9),
+                # What it had used before SIGTERM, threads that have ended included.
+                "cpu_stop_s": max(0.0, self.child.cpu - before["cpu_s"]),
                 # User and system apart (clock ticks before SIGTERM: 10 ms resolution).
                 "cpu_stop_user_s": max(0.0, self.child.rusage.ru_utime - before["utime_ticks"] / CLK_TCK),
                 "cpu_stop_sys_s": max(0.0, self.child.rusage.ru_stime - before["stime_ticks"] / CLK_TCK),
                 "page_faults_stop": max(0, self.child.rusage.ru_minflt - before["minflt"]),
                 "peak_rss_mb": self.child.maxrss_mb, "rss_before_stop_mb": before.get("VmRSS", 0) / 1024.0,
-                "threads_before_stop": before["threads"]}
+                "threads_before_stop": before["threads"],
+                "cpu_ended_threads_before_stop_s": before["ended_threads_s"]}
 
     def kill(self):
         """SIGKILL (the store is durable: what was acknowledged stays)."""
@@ -818,6 +865,7 @@ class Bench:
                 d.start()
                 register_bulk(d, "idle" + ("wd" if usec else ""), n, ["auth"], self.args.pipeline)
             time.sleep(2 if not self.quick else 1)  # let the registration's after-effects settle
+            settle_threads([d.pid for _, _, d in daemons])
             before = {label: proc_sample(d.pid) for label, _, d in daemons}
             time.sleep(window)
             for label, usec, d in daemons:
@@ -828,12 +876,15 @@ class Bench:
                     with open(f"/proc/{d.pid}/smaps_rollup") as f:  # after the window: reading it takes the mm lock
                         pss = sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
                     dt = b["t"] - a["t"]
-                    switches = (b["vcsw"] + b["nvcsw"]) - (a["vcsw"] + a["nvcsw"])
+                    delta = thread_delta(a, b)
+                    # A thread that ended in the window woke at least once to end: counted so.
+                    switches = delta["vcsw"] + delta["nvcsw"] + delta["threads_ended"]
                     return {"window_s": dt, "cpu_ms": (b["ticks"] - a["ticks"]) * 1000 / CLK_TCK,
-                            "cpu_sched_ms": (b["sched_ns"] - a["sched_ns"]) / 1e6,
-                            "cpu_percent": (b["sched_ns"] - a["sched_ns"]) / 1e9 / dt * 100,
+                            "cpu_sched_ms": delta["sched_ns"] / 1e6,
+                            "cpu_percent": delta["sched_ns"] / 1e9 / dt * 100,
                             "wakeups_per_s": switches / dt, "context_switches": switches,
-                            "voluntary_switches": b["vcsw"] - a["vcsw"], "nonvoluntary_switches": b["nvcsw"] - a["nvcsw"],
+                            "voluntary_switches": delta["vcsw"], "nonvoluntary_switches": delta["nvcsw"],
+                            "threads_ended": delta["threads_ended"],
                             "watchdog_pings": d.notify.count("WATCHDOG=1", a["t"], b["t"]),
                             "expected_wakeups_per_s": (2e6 / usec) if usec else 0.0,
                             "rss_mb": b.get("VmRSS", 0) / 1024.0, "threads": b["threads"],
@@ -1139,6 +1190,7 @@ SECTIONS = [
         ("CPU ms (sched)", lambda r: fmt(r.get("cpu_sched_ms"), ".2f"), ">"),
         ("wake-ups/s", lambda r: fmt(r.get("wakeups_per_s"), ".3f"), ">"),
         ("vol/nonvol", lambda r: f"{r.get('voluntary_switches', 0)}/{r.get('nonvoluntary_switches', 0)}", ">"),
+        ("threads ended", lambda r: fmt(r.get("threads_ended"), "d"), ">"),
         ("expected/s", lambda r: fmt(r.get("expected_wakeups_per_s"), ".2f"), ">"),
         ("WATCHDOG=1", lambda r: fmt(r.get("watchdog_pings"), "d"), ">"),
         ("RSS MB", lambda r: fmt(r.get("rss_mb"), ".1f"), ">"),
