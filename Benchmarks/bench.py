@@ -1442,6 +1442,8 @@ def main():
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--origins", help="origin counts for the origins scenario instead of 1,2,3,100,1000, e.g. 1")
     p.add_argument("--modes", help="http, https or both (the default) for the origins scenario")
+    p.add_argument("--daemon-http-version", choices=["auto", "1.1", "2"],
+                   help="the daemon's HTTPVersion= in the origins scenario (default: none set, its own default)")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
     p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", ".build/release/session-cleanup"),
                    help="the session-cleanup binary (default: $SESSION_CLEANUP_BIN or bench.sh's build)")

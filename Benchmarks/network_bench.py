@@ -447,11 +447,14 @@ class NetworkSuite:
         counts = [1, 3] if self.quick else ORIGIN_COUNTS
         if self.args.origins:
             counts = [int(k) for k in self.args.origins.split(",")]
+        pinned = self.args.daemon_http_version
+        extra = f"HTTPVersion={pinned}\n" if pinned else ""
+        suffix = f", daemon HTTPVersion={pinned}" if pinned else ""
         configurations = []
         for mode in self.args.modes.split(",") if self.args.modes else ("http", "https"):
             for k in counts:
-                configurations.append((f"{mode.upper()} {k} origin{'s' if k > 1 else ''}", mode, k, calls, "1.1",
-                                       128, ""))
+                configurations.append((f"{mode.upper()} {k} origin{'s' if k > 1 else ''}{suffix}", mode, k, calls,
+                                       "1.1", 128, extra))
         self.matrix("origins", configurations)
 
     def http2(self):
