@@ -19,6 +19,36 @@ final class MultiplexPlannerTests: XCTestCase {
         XCTAssertEqual(planner.limit(0), 1, "a connection alone does not tell the version")
     }
 
+    func testTheProbesALPNTellsTheVersionBeforeItsReply() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        _ = planner.handing(2, origin: 1, mayMultiplex: true, running: 1)
+        XCTAssertTrue(planner.isProbe(1, of: 0))
+        XCTAssertFalse(planner.isProbe(2, of: 0), "another origin's probe")
+        planner.probeConnected(1, origin: 0, http2: false)
+        XCTAssertNil(planner.limit(0), "HTTP/1.1 by ALPN: no limit from then on")
+        XCTAssertFalse(planner.isProbe(1, of: 0))
+        XCTAssertFalse(planner.handing(3, origin: 0, mayMultiplex: true, running: 2), "and no waiting")
+        planner.probeConnected(2, origin: 1, http2: true)
+        XCTAssertEqual(planner.limit(1), 101, "HTTP/2 by ALPN: the probe's connection's streams plus one opener")
+        XCTAssertEqual(planner.awaited, [:])
+        // Its reply comes later and changes nothing.
+        planner.finished(2, origin: 1, version: "2", opened: true)
+        XCTAssertEqual(planner.limit(1), 101)
+        planner.finished(1, origin: 0, version: "1.1", opened: true)
+        XCTAssertNil(planner.limit(0))
+    }
+
+    func testAProbeConnectedAgainOrAnotherTransferConnectedChangesNothing() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.probeConnected(9, origin: 0, http2: false)
+        XCTAssertEqual(planner.limit(0), 1, "not the probe")
+        planner.probeConnected(1, origin: 0, http2: true)
+        planner.probeConnected(1, origin: 0, http2: false)
+        XCTAssertEqual(planner.limit(0), 101, "told once")
+    }
+
     func testAnHTTP2ReplyOpensFurtherConnectionsOneAtATime() {
         var planner = MultiplexPlanner(streamsPerConnection: 100)
         _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)

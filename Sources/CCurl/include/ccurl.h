@@ -183,6 +183,10 @@ int ccurl_transfer_abort_reason(const ccurl_transfer *t);
 /* 1 once the request's connection was ready (connected, TLS and ALPN done: libcurl's
  * CURLOPT_PREREQFUNCTION ran), else 0 (always 0 with a libcurl older than 7.80). */
 int ccurl_transfer_connected(const ccurl_transfer *t);
+/* Once connected over TLS: 1 when ALPN chose HTTP/2 ("h2"), 0 when it chose anything else or
+ * nothing (libcurl then speaks HTTP/1.1), -1 when it cannot tell (no TLS connection, a TLS
+ * library other than OpenSSL, or OpenSSL's libssl.so.3 not loaded). */
+int ccurl_transfer_alpn_http2(ccurl_transfer *t);
 /* Seconds from the last response's Retry-After (delta-seconds, or an HTTP-date converted to
  * seconds from now, never negative), or -1 when it had none or it did not parse. */
 long long ccurl_transfer_retry_after(const ccurl_transfer *t);

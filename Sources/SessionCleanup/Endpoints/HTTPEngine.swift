@@ -279,11 +279,19 @@ public final class HTTPEngine {
         return wait
     }
 
-    /// After libcurl ran: openers whose connection is up let more transfers of their origin go.
+    /// After libcurl ran: openers whose connection is up let more transfers of their origin go,
+    /// and so do probes whose connection is up when ALPN tells the version (one round trip
+    /// before their reply would).
     private func checkAwaitedConnections() {
         for (origin, tag) in multiplexing.awaited {
             guard let handle = transfers[tag]?.handle, ccurl_transfer_connected(handle) != 0 else { continue }
-            multiplexing.connected(tag, origin: origin, opened: Self.openedConnection(handle))
+            if multiplexing.isProbe(tag, of: origin) {
+                let http2 = ccurl_transfer_alpn_http2(handle)
+                guard http2 >= 0 else { continue }  // not told: its reply will tell
+                multiplexing.probeConnected(tag, origin: origin, http2: http2 == 1)
+            } else {
+                multiplexing.connected(tag, origin: origin, opened: Self.openedConnection(handle))
+            }
             applyLimit(origin)
         }
     }

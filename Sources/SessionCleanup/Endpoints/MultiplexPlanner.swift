@@ -9,7 +9,8 @@
 /// origin's connections one at a time:
 ///
 /// 1. The first transfer goes alone (a probe); the others wait in the engine.
-/// 2. Its reply tells the version. HTTP/1.x (or no reply): no limit and no waiting from then on.
+/// 2. Its connection's ALPN, once the connection is up, tells the version (OpenSSL; otherwise
+///    its reply does). HTTP/1.x (or no reply): no limit and no waiting from then on.
 ///    HTTP/2: `streamsPerConnection` per connection believed open, plus one transfer (the
 ///    opener) that may open the next connection, all with PIPEWAIT; while the opener's
 ///    connection is being set up nobody else starts beyond the open connections' streams, and
@@ -65,6 +66,19 @@ struct MultiplexPlanner {
             // The opener counts among those running but uses none of the open connections' streams.
             return connections * streamsPerConnection + 1
         }
+    }
+
+    /// Whether `tag` is `origin`'s probe, its version not known yet.
+    func isProbe(_ tag: UInt64, of origin: Int) -> Bool {
+        states[origin] == .probing(tag)
+    }
+
+    /// The probe `tag` of `origin` has its connection, and ALPN chose HTTP/2 (`http2`) or not:
+    /// what its reply would have told, a round trip sooner. Its connection counts as the first.
+    mutating func probeConnected(_ tag: UInt64, origin: Int, http2: Bool) {
+        guard isProbe(tag, of: origin) else { return }
+        awaited[origin] = nil
+        states[origin] = http2 ? .http2(connections: 1, opener: nil) : .http1
     }
 
     /// The opener `tag` of `origin` has its connection: one more connection's streams if it
