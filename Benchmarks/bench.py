@@ -165,14 +165,14 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def proc_sample(pid):
-    """CPU (clock ticks from /proc/PID/stat; ns from schedstat summed over threads), RSS and
-    context switches (summed over threads) of a running process. `per_thread` keeps each
-    thread's (sched_ns, vcsw, nvcsw): a thread that ends takes its counters out of the sums,
-    so differences between two samples go through `thread_delta`."""
+    """CPU (clock ticks from /proc/PID/stat; `cpu_s`: ns from schedstat summed over threads,
+    plus the ticks of threads that have ended), RSS and, in `per_thread`, each thread's
+    (sched_ns, vcsw, nvcsw): a thread that ends takes its counters with it, so differences
+    between two samples go through `thread_delta`."""
     with open(f"/proc/{pid}/stat") as f:
         rest = f.read().rsplit(")", 1)[1].split()
     sample = {"t": time.monotonic(), "ticks": int(rest[11]) + int(rest[12]), "utime_ticks": int(rest[11]),
-              "stime_ticks": int(rest[12]), "minflt": int(rest[7]), "sched_ns": 0, "vcsw": 0, "nvcsw": 0, "threads": 0,
+              "stime_ticks": int(rest[12]), "minflt": int(rest[7]), "sched_ns": 0, "threads": 0,
               "per_thread": {}}
     live_ticks = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -193,8 +193,6 @@ def proc_sample(pid):
             continue  # a thread that just ended
         sample["per_thread"][tid] = (sched_ns, vcsw, nvcsw)
         sample["sched_ns"] += sched_ns
-        sample["vcsw"] += vcsw
-        sample["nvcsw"] += nvcsw
         sample["threads"] += 1
     # The CPU of threads that have ended is in the process's ticks only (10 ms resolution).
     sample["ended_threads_s"] = max(0, sample["ticks"] - live_ticks) / CLK_TCK
@@ -204,7 +202,6 @@ def proc_sample(pid):
             if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                 sample[line.split(":")[0]] = int(line.split()[1])  # kB
     return sample
-
 
 
 def thread_delta(a, b):

@@ -95,7 +95,7 @@ enum ReplyJudgeFuzz {
                     end += body[end] == UInt8(ascii: "\\") ? 2 : 1
                 }
                 index = end + 1
-                guard depth == 1, end <= body.count, body[start..<min(end, body.count)].elementsEqual(name) else {
+                guard depth == 1, end <= body.count, body[start..<end].elementsEqual(name) else {
                     continue
                 }
                 var next = index
