@@ -18,7 +18,7 @@ let strict: [SwiftSetting] = [
 
 /// The fuzz targets (`Fuzz/Targets/NAME`, run by `scripts/fuzz.sh`): each is an executable
 /// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
-let fuzzTargets = ["configuration", "control-request", "reply-judge", "store", "store-load"]
+let fuzzTargets = ["configuration", "control-request", "http-versions", "reply-judge", "store", "store-load"]
 
 let package = Package(
     name: "session-cleanup",

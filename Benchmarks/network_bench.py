@@ -293,6 +293,7 @@ class NetworkSuite:
         """One measurement with a fresh delayer and nginx. Returns the row's figures; with
         sample_memory, also the MemorySampler's (from READY=1, or the floor's start, to the exit;
         the curve is kept as memory.csv in the client's directory)."""
+        state_dir = self.warm_up(binary, work, extra_lines) if kind == "daemon" and self.args.daemon_warm else None
         delayer = Delayer(self)
         server = None
         daemon = None
@@ -306,7 +307,7 @@ class NetworkSuite:
                 if work.scheme == "https":
                     lines += f"CAFile={ca}\n"
                 daemon = b.Daemon(self.bench, f"{work.prefix}", work.endpoints(), budget_sec=budget, binary=binary,
-                                  wrap=self.ns.wrap(), prefix=prefix, endpoint_lines=lines)
+                                  wrap=self.ns.wrap(), prefix=prefix, endpoint_lines=lines, state_dir=state_dir)
                 daemon.start(ready_timeout=120 if prefix else 60)
                 if sample_memory:
                     sampler = b.MemorySampler(daemon.pid).start()
@@ -398,6 +399,32 @@ class NetworkSuite:
             if delayer:
                 delayer.child.kill()
 
+    def warm_up(self, binary, work, extra_lines):
+        """--daemon-warm: a daemon's earlier life against servers of its own (one session per
+        origin, ended by its stop), so the measured daemon starts on a state directory that has
+        met every origin. Returns that state directory."""
+        delayer = Delayer(self)
+        server = daemon = None
+        try:
+            server = Nginx(self, work.mode, work.origins)
+            lines = extra_lines + (f"CAFile={self.tls_dir / 'ca.pem'}\n" if work.scheme == "https" else "")
+            daemon = b.Daemon(self.bench, f"{work.prefix}-warm", work.endpoints(), binary=binary,
+                              wrap=self.ns.wrap(), endpoint_lines=lines)
+            daemon.start()
+            sessions = 1 if work.every else work.origins
+            b.register_bulk(daemon, f"{work.prefix}w", sessions, work.session_endpoints, REGISTER_PIPELINE,
+                            connections=1)
+            result = daemon.stop(timeout=120)
+            if result["exit"] != 0:
+                raise b.BenchError(f"the warm-up daemon exited with {result['exit']}: {daemon.log_tail(3)}")
+            return daemon.state_dir
+        finally:
+            if daemon and daemon.child and daemon.child.status is None:
+                daemon.kill()
+            if server:
+                server.child.kill()
+            delayer.child.kill()
+
     # ------------------------------------------------------------------ scenarios
 
     def matrix(self, scenario, configurations):
@@ -450,6 +477,7 @@ class NetworkSuite:
         pinned = self.args.daemon_http_version
         extra = f"HTTPVersion={pinned}\n" if pinned else ""
         suffix = f", daemon HTTPVersion={pinned}" if pinned else ""
+        suffix += ", daemon warm" if self.args.daemon_warm else ""
         configurations = []
         for mode in self.args.modes.split(",") if self.args.modes else ("http", "https"):
             for k in counts:

@@ -117,6 +117,39 @@ final class EndingSessionsTests: XCTestCase {
         XCTAssertEqual(try untrusted.calls(for: "ok-untrusted").calls, 0, "no request reaches an untrusted server")
     }
 
+    /// The HTTPS server's HTTP version is remembered in the state directory for the next start
+    /// (mode 0600, origins only); a damaged record is journaled, ignored and replaced.
+    func testTheHTTPVersionOfAnHTTPSServerIsRememberedAndADamagedRecordReplaced() throws {
+        let ca = try TestCertificateAuthority()
+        let server = try EndSessionServer(certificate: ca.server)
+        let scratch = try ScratchDirectory("versions")
+        let config = "[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\nCAFile=\(ca.caFile)\n"
+        let record = scratch.path + "/state/http-versions"
+        let expected = "session-cleanup-http-versions 1\nhttps://127.0.0.1:\(server.port) 1.1\n"
+        for (round, damaged) in [(0, nil), (1, "session-cleanup-http-versions 1\nhttps://127.0.0.1:1 3\n")] {
+            if let damaged { try damaged.write(toFile: record, atomically: false, encoding: .utf8) }
+            let daemon = try DaemonProcess(config: config, scratch: scratch)
+            XCTAssertNotNil(daemon.waitUntilReady(), daemon.stderr)
+            let id = try register("ok-versions-\(round)", on: daemon)
+            XCTAssertEqual(stop(daemon), 0, daemon.stderr)
+            XCTAssertEqual(JournalLines.callOutcomes(daemon.stderr)["\(id)/auth"]?["OUTCOME"], "ended")
+            XCTAssertEqual(try String(contentsOfFile: record, encoding: .utf8), expected)
+            let ignored = daemon.stderr.split(separator: "\n").filter {
+                $0.contains("SESSION_CLEANUP_EVENT=http-versions-ignored")
+            }
+            if damaged == nil {
+                XCTAssertEqual(ignored.count, 0, daemon.stderr)
+            } else {
+                XCTAssertEqual(ignored.count, 1, daemon.stderr)
+                XCTAssertTrue(
+                    ignored.first?.contains("line 2: the version is neither 1.1 nor 2") ?? false, daemon.stderr)
+            }
+        }
+        var info = stat()
+        XCTAssertEqual(stat(record, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+    }
+
     func testIPv6LoopbackEndpoint() throws {
         let server = try EndSessionServer(host: "::1")
         let daemon = try startDaemon([("auth", server.endSessionURL)])

@@ -50,6 +50,49 @@ final class EngineHTTP2AndTLSTests: XCTestCase {
         let byPath = Dictionary(uniqueKeysWithValues: logged.map { ($0.path, $0.httpVersion) })
         XCTAssertEqual(byPath, ["/auto": "HTTP/2.0", "/pinned": "HTTP/1.1", "/offered-none": "HTTP/1.1"])
         XCTAssertEqual(Set(results.compactMap(\.httpVersion)), ["2", "1.1"])
+        // What the daemon remembers: the replies to `auto` requests (not the pinned one's).
+        let h2Origin = try XCTUnwrap(HTTPOrigin(url: h2.base))
+        XCTAssertEqual(engine.versionsSeen, [h2Origin: true, try XCTUnwrap(HTTPOrigin(url: h1.base)): false])
+    }
+
+    /// An origin the daemon remembers answering in HTTP/1.1 is not probed: all 20 transfers are
+    /// handed to libcurl in the first turn, before any connection is up; without the hint 19 wait
+    /// for the probe's connection.
+    func testAnOriginKnownToAnswerInHTTP1StartsEveryTransferAtOnce() throws {
+        let server = try EndSessionServer(latencyMilliseconds: 200, certificate: ca.server)
+        let base = server.endSessionURL
+        let origin = try XCTUnwrap(HTTPOrigin(url: base))
+        for known in [false, true] {
+            let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 20))
+            if known { engine.knownHTTP1Origins = [origin] }
+            var results: [HTTPResult] = []
+            for index in 0..<20 {
+                let request = HTTPRequest(
+                    url: base.replacing("{session}", with: "ok-\(known)-\(index)"), redactedURL: "h1",
+                    timeout: .seconds(10), caFile: ca.caFile)
+                try engine.start(request) { results.append($0) }
+            }
+            try loop.runOnce(maximumWait: .zero)  // the hand-off
+            XCTAssertEqual(engine.waitingCount, known ? 0 : 19, known ? "known" : "probed")
+            let deadline = loop.clock.now().advanced(by: .seconds(20))
+            while results.count < 20, loop.clock.now() < deadline { try loop.runOnce(maximumWait: .milliseconds(50)) }
+            XCTAssertEqual(results.filter { $0.status == 200 }.count, 20)
+            XCTAssertEqual(engine.versionsSeen, [origin: false])
+        }
+        XCTAssertEqual(try server.calls(for: "ok-true-0").successes, 1)
+    }
+
+    /// A hint that is out of date costs nothing but the probe: an origin remembered as HTTP/1.1
+    /// that offers HTTP/2 now is spoken to in HTTP/2, and the engine says so.
+    func testAnOriginRememberedAsHTTP1ThatOffersHTTP2NowIsToldAnew() throws {
+        let server = try NginxServer(mode: .http2, certificate: ca.server)
+        let origin = try XCTUnwrap(HTTPOrigin(url: server.base))
+        let engine = try HTTPEngine(loop: loop, limits: HTTPEngine.Limits(maxTransfers: 8))
+        engine.knownHTTP1Origins = [origin]
+        let results = try run(engine, (0..<4).map { request(server, "/stale/\($0)") })
+        XCTAssertEqual(results.map(\.status), [200, 200, 200, 200])
+        XCTAssertEqual(Set(results.compactMap(\.httpVersion)), ["2"])
+        XCTAssertEqual(engine.versionsSeen, [origin: true])
     }
 
     func testManyTransfersToAnHTTP2OriginShareAConnectionPerHundredStreams() throws {

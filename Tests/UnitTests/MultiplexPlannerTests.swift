@@ -19,6 +19,20 @@ final class MultiplexPlannerTests: XCTestCase {
         XCTAssertEqual(planner.limit(0), 1, "a connection alone does not tell the version")
     }
 
+    func testAnOriginKnownToAnswerInHTTP1IsNotProbed() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        planner.assumeHTTP1(0)
+        XCTAssertFalse(planner.handing(1, origin: 0, mayMultiplex: true, running: 1), "no waiting")
+        XCTAssertFalse(planner.isProbe(1, of: 0), "no probe")
+        XCTAssertNil(planner.limit(0), "no limit: every transfer may start at once")
+        XCTAssertTrue(planner.awaited.isEmpty)
+        // Met already, an origin keeps what it told: the hint does not overrule it.
+        _ = planner.handing(2, origin: 1, mayMultiplex: true, running: 1)
+        planner.assumeHTTP1(1)
+        XCTAssertTrue(planner.isProbe(2, of: 1))
+        XCTAssertEqual(planner.limit(1), 1)
+    }
+
     func testTheProbesALPNTellsTheVersionBeforeItsReply() {
         var planner = MultiplexPlanner(streamsPerConnection: 100)
         _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)

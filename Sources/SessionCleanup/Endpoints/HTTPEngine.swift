@@ -24,7 +24,8 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
 ///   proxy but the request's own, whatever the environment says. HTTP/2 where an `https` server
 ///   offers it by ALPN (see ``HTTPRequest/Version``), multiplexed: while an origin's first
 ///   connection is being set up, its other transfers wait to share it rather than each open
-///   one; once an origin answered in HTTP/1.1, its transfers no longer wait.
+///   one; once an origin answered in HTTP/1.1, its transfers no longer wait (nor do they at
+///   all for an origin in ``knownHTTP1Origins``).
 /// - TLS: peer and host verification are always on, against the system store or the request's
 ///   `caFile` alone; sessions are cached across the engine's handles (CURLSHs, one per group of
 ///   8 origins: one share's cache holds 8 sessions), so a reconnect resumes its TLS session
@@ -99,6 +100,19 @@ public final class HTTPEngine {
     @exclusivity(unchecked) private var admitted: [UInt64] = []
     /// Whether origins share connections, and how many transfers each may run meanwhile.
     @exclusivity(unchecked) private var multiplexing: MultiplexPlanner
+    /// By origin number: the HTTP version its last reply to an `auto` request over TLS told
+    /// (0 none yet, 1 HTTP/1.x, 2 HTTP/2), so ``versionsSeen`` changes only when it does.
+    @exclusivity(unchecked) private var versionTold: [UInt8] = []
+
+    /// HTTPS origins known, from an earlier run or an earlier daemon, to answer in HTTP/1.1: an
+    /// origin's first `auto` transfer goes without the probe (see ``MultiplexPlanner``), so its
+    /// others need not wait the TCP and TLS round trips. Only origins not met yet are affected.
+    public var knownHTTP1Origins: Set<HTTPOrigin> = []
+
+    /// The HTTPS origins whose replies to `auto` requests told their HTTP version, with the
+    /// latest one: true for HTTP/2, false for HTTP/1.x. For the daemon to remember
+    /// (``knownHTTP1Origins`` of a later engine).
+    public private(set) var versionsSeen: [HTTPOrigin: Bool] = [:]
 
     /// Runs on the loop's thread when a libcurl callback or `curl_multi_socket_action` failed
     /// (they cannot throw), with what failed. libcurl then gives up on every transfer it holds;
@@ -181,7 +195,9 @@ public final class HTTPEngine {
                 "check request", subject, detail: "header \(index + 1) is not one \"Name: value\" line")
         }
         let origin = try request.origin ?? Self.parseOrigin(request)
+        let newNumber = queue.originCount
         let number = queue.originNumber(origin, cap: request.maxConnectionsPerHost)
+        if number == newNumber { met(origin, number, request.version) }
         let profile = pool.profileNumber(for: request)
         let now = loop.clock.now()
         let tag = transfers.insert {
@@ -193,6 +209,14 @@ public final class HTTPEngine {
         admitted.append(tag)
         scheduleHandOff()
         return TransferID(rawValue: tag)
+    }
+
+    /// A new origin got its number: what an earlier run told of it applies.
+    private func met(_ origin: HTTPOrigin, _ number: Int, _ version: HTTPRequest.Version) {
+        versionTold.append(0)
+        if version == .automatic, origin.isTLS, knownHTTP1Origins.contains(origin) {
+            multiplexing.assumeHTTP1(number)
+        }
     }
 
     /// Cancels a transfer: its completion runs with a `.cancelled` failure before this returns.
@@ -370,6 +394,9 @@ public final class HTTPEngine {
         let connected = entry.handle.map { ccurl_transfer_connected($0) != 0 } ?? false
         let opened = connected && (opened ?? entry.handle.map(Self.openedConnection) ?? false)
         multiplexing.finished(tag, origin: entry.originNumber, version: httpVersion, opened: opened)
+        if let httpVersion, entry.origin.isTLS, entry.request.version == .automatic {
+            told(httpVersion, entry.origin, entry.originNumber)
+        }
         applyLimit(entry.originNumber)
         if let handle = entry.handle {
             multi.remove(ccurl_transfer_easy(handle))
@@ -392,6 +419,14 @@ public final class HTTPEngine {
                 outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion))
         // Idle once the completion started nothing new: no descriptor stays registered.
         if transfers.isEmpty { multi.releaseParked() }
+    }
+
+    /// A reply to an `auto` request over TLS said which HTTP version `origin` speaks.
+    private func told(_ httpVersion: String, _ origin: HTTPOrigin, _ number: Int) {
+        let version: UInt8 = httpVersion == "2" ? 2 : 1
+        guard versionTold[number] != version else { return }
+        versionTold[number] = version
+        versionsSeen[origin] = version == 2
     }
 
     // MARK: URLs

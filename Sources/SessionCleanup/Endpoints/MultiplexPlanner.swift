@@ -16,6 +16,10 @@
 ///    connection is being set up nobody else starts beyond the open connections' streams, and
 ///    once it is up (TLS and ALPN done) it adds a connection's streams.
 ///
+/// An origin known from an earlier run to answer in HTTP/1.1 (``assumeHTTP1(_:)``) starts at
+/// step 2's HTTP/1.x: no probe. If it offers HTTP/2 by now, its transfers still negotiate it,
+/// each on a connection of its own.
+///
 /// An opener that ends before its connection is up leaves the count as it was. Pure
 /// bookkeeping: origins and transfers are the engine's numbers.
 struct MultiplexPlanner {
@@ -55,6 +59,12 @@ struct MultiplexPlanner {
             }
             return true
         }
+    }
+
+    /// `origin`, not met yet, answered in HTTP/1.1 before (an earlier run, or an earlier daemon):
+    /// its transfers neither probe nor wait.
+    mutating func assumeHTTP1(_ origin: Int) {
+        if states[origin] == nil { states[origin] = .http1 }
     }
 
     /// How many transfers of `origin` may run now (nil: no limit of the planner's).

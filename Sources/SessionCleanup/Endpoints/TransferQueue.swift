@@ -32,6 +32,9 @@ struct TransferQueue {
     /// Transfers running now.
     private(set) var running = 0
 
+    /// Origins numbered so far: the next new origin gets this number.
+    var originCount: Int { origins.count }
+
     /// A queue for at most `maxRunning` transfers at once, `maxPerOrigin` per origin.
     init(maxRunning: Int, maxPerOrigin: Int) {
         self.maxRunning = max(1, maxRunning)

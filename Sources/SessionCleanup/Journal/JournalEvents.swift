@@ -85,6 +85,18 @@ extension JournalEvent {
         store-write-failed entries keep coming back.
         """)
 
+    /// The remembered HTTP versions of the HTTPS origins could not be read; they are learned again.
+    public static let httpVersionsIgnored = JournalEvent(
+        "http-versions-ignored", id: "1d83d6841daa42148f7e62e055f5a5d9", .notice,
+        subject: "Remembered HTTP versions ignored",
+        """
+        The state directory's record of which HTTPS servers answer in HTTP/1.1 and which in
+        HTTP/2 (@STORE_FILE@) could not be read: @ERROR@
+        It is only a hint: this run's calls to HTTPS servers with HTTPVersion=auto find the
+        version out again (the first call to each server goes alone), and the record is rewritten
+        after the run. No session is affected.
+        """)
+
     /// A background compaction of the store failed (it is tried again later).
     public static let storeCompactionFailed = JournalEvent(
         "store-compaction-failed", id: "06400af1c0554bca8f553ba6b83abe7a", .warning,
@@ -424,7 +436,7 @@ extension JournalEvent {
     /// Every kind, in catalog order.
     public static let all: [JournalEvent] = [
         started, configInvalid, startFailed, storeLoaded, storeDamaged, storeWriteFailed, storeRecovered,
-        storeCompactionFailed, storeCompacted, stopRunInterrupted,
+        storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
         controlSettingIgnored, controlSocket, runBegun, handOverBegun, nextStartUnchecked, handedOver, stopBegun,

@@ -1,0 +1,98 @@
+import Sessions
+
+/// The HTTP versions the daemon's HTTPS origins answered in, kept in the state directory
+/// (`http-versions`, one of the store's documents: mode 0600, replaced atomically), so that a
+/// later run, after a restart or at the next boot, knows an HTTP/1.1 origin at once and skips the
+/// HTTP/2 probe (``HTTPEngine/knownHTTP1Origins``). Only a hint: missing, damaged or out of
+/// date, it costs at most what a run without it does (the probe, or for an origin that has
+/// turned to HTTP/2 since, one run's worth of connections of their own).
+///
+/// Text, a header line, then one origin per line, the most recently told first:
+///
+///     session-cleanup-http-versions 1
+///     https://host:port 1.1
+///     https://other:8443 2
+///
+/// No keys, paths or credentials: origins only (scheme, host, port).
+package struct HTTPVersionDocument: Equatable {
+    /// The document's name in the state directory.
+    package static let name = "http-versions"
+    /// Origins kept at most: those told most recently.
+    package static let limit = 10_000
+    private static let header = "session-cleanup-http-versions 1"
+
+    /// Origins with the version they answered in last (true: HTTP/2), most recent first.
+    package private(set) var entries: [(origin: HTTPOrigin, http2: Bool)] = []
+
+    /// What a document could not be read for: the line and why.
+    package struct Damage: Error, CustomStringConvertible {
+        package let line: Int
+        package let reason: String
+        package var description: String { "line \(line): \(reason)" }
+    }
+
+    package init() {}
+
+    /// Reads a document's bytes.
+    ///
+    /// - Throws: ``Damage`` naming the first line that is not what a daemon writes (the header,
+    ///   `https://HOST:PORT 1.1|2`, each origin once), never quoting it.
+    package init(decoding bytes: [UInt8]) throws(Damage) {
+        var lineOf: [HTTPOrigin: Int] = [:]
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard let first = lines.first, String(decoding: first, as: UTF8.self) == Self.header else {
+            throw Damage(line: 1, reason: "not \"\(Self.header)\"")
+        }
+        for (index, line) in lines.enumerated().dropFirst() {
+            if line.isEmpty, index == lines.count - 1 { break }
+            let number = index + 1
+            let fields = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            guard fields.count == 2, let origin = HTTPOrigin(url: String(decoding: fields[0], as: UTF8.self)),
+                origin.isTLS, origin.description.utf8.elementsEqual(fields[0])
+            else { throw Damage(line: number, reason: "not \"https://HOST:PORT VERSION\"") }
+            let http2: Bool
+            switch String(decoding: fields[1], as: UTF8.self) {
+            case "1.1": http2 = false
+            case "2": http2 = true
+            default: throw Damage(line: number, reason: "the version is neither 1.1 nor 2")
+            }
+            if let earlier = lineOf[origin] { throw Damage(line: number, reason: "the same origin as line \(earlier)") }
+            lineOf[origin] = number
+            guard entries.count < Self.limit else {
+                throw Damage(line: number, reason: "more than \(Self.limit) origins")
+            }
+            entries.append((origin, http2))
+        }
+    }
+
+    /// The document's bytes.
+    package var encoded: [UInt8] {
+        var text = Self.header + "\n"
+        for entry in entries { text += "\(entry.origin) \(entry.http2 ? "2" : "1.1")\n" }
+        return Array(text.utf8)
+    }
+
+    /// The origins that answered in HTTP/1.1 last.
+    package var http1Origins: Set<HTTPOrigin> { Set(entries.lazy.filter { !$0.http2 }.map(\.origin)) }
+
+    /// Whether `told` (an engine's ``HTTPEngine/versionsSeen``) says nothing this document does not.
+    package func holds(_ told: [HTTPOrigin: Bool]) -> Bool {
+        guard !told.isEmpty else { return true }
+        let known = Dictionary(entries.lazy.map { ($0.origin, $0.http2) }, uniquingKeysWith: { first, _ in first })
+        return told.allSatisfy { known[$0.key] == $0.value }
+    }
+
+    /// This document with `told` first (in origin order, for a stable file), then the origins it
+    /// held that `told` does not name, up to ``limit``.
+    package func merging(_ told: [HTTPOrigin: Bool]) -> HTTPVersionDocument {
+        var merged = HTTPVersionDocument()
+        merged.entries = told.sorted { $0.key.description < $1.key.description }.map { ($0.key, $0.value) }
+        merged.entries += entries.lazy.filter { told[$0.origin] == nil }
+        if merged.entries.count > Self.limit { merged.entries.removeLast(merged.entries.count - Self.limit) }
+        return merged
+    }
+
+    package static func == (lhs: HTTPVersionDocument, rhs: HTTPVersionDocument) -> Bool {
+        lhs.entries.elementsEqual(rhs.entries) { $0.origin == $1.origin && $0.http2 == $1.http2 }
+    }
+}
