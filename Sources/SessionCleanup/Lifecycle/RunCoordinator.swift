@@ -36,9 +36,8 @@ final class RunCoordinator {
     private var sessionsBeingEnded: [SessionID: ObjectIdentifier] = [:]
     /// `end` requests waiting for runs to finish (or for the stop run to take over).
     private var endRequests: [EndRequest] = []
-    /// The HTTPS origins' HTTP versions as the state directory holds them (read with the first
-    /// engine; see ``HTTPVersionDocument``).
-    private var httpVersions: HTTPVersionDocument?
+    /// The HTTPS origins' HTTP versions, remembered across runs and restarts.
+    private let httpVersions: HTTPVersionMemory
 
     init(
         loop: EventLoop, journal: any JournalSink, committer: StoreCommitter, configuration: ActiveConfiguration,
@@ -49,6 +48,7 @@ final class RunCoordinator {
         self.committer = committer
         self.configuration = configuration
         self.credentialsDirectory = credentialsDirectory
+        httpVersions = HTTPVersionMemory(store: committer.store, journal: journal)
     }
 
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
@@ -174,7 +174,7 @@ final class RunCoordinator {
                 let created = try HTTPEngine(loop: loop, limits: limits)
                 engineErrors = 0
                 created.onInternalError = { [weak self] error in self?.engineFailedInternally(error) }
-                created.knownHTTP1Origins = rememberedHTTPVersions().http1Origins
+                created.knownHTTP1Origins = httpVersions.http1Origins
                 engine = created
                 engineLimits = limits
             }
@@ -235,48 +235,7 @@ final class RunCoordinator {
     /// the run's replies told of HTTP versions.
     private func finished(_ report: RunReport) {
         lastReport = report
-        rememberHTTPVersions()
-    }
-
-    /// The HTTP versions the state directory remembers (an empty record when there is none or it
-    /// is damaged: journaled, and replaced after the next run that learns one).
-    private func rememberedHTTPVersions() -> HTTPVersionDocument {
-        if let httpVersions { return httpVersions }
-        var document = HTTPVersionDocument()
-        if let bytes = committer.store.readDocument(HTTPVersionDocument.name) {
-            do {
-                document = try HTTPVersionDocument(decoding: bytes)
-            } catch {
-                journal.record(
-                    JournalEntry(
-                        .httpVersionsIgnored,
-                        "Remembered HTTP versions ignored (\(HTTPVersionDocument.name), \(error))",
-                        [JournalField(.storeFile, HTTPVersionDocument.name), JournalField(.error, error.description)]))
-            }
-        }
-        httpVersions = document
-        return document
-    }
-
-    /// Writes what the engine's replies told of HTTP versions, when the state directory does not
-    /// hold it yet (the first run to an origin, or one whose version changed). A failure is
-    /// journaled; the next run's end tries again.
-    private func rememberHTTPVersions() {
-        guard let engine else { return }
-        let document = rememberedHTTPVersions()
-        let told = engine.versionsSeen
-        guard !document.holds(told) else { return }
-        let merged = document.merging(told)
-        do {
-            try committer.store.writeDocument(HTTPVersionDocument.name, merged.encoded)
-            httpVersions = merged
-        } catch {
-            journal.record(
-                JournalEntry(
-                    .storeWriteFailed,
-                    "The HTTP versions learned were not saved (the next run probes HTTPS servers again): \(error)",
-                    [JournalField(.error, "\(error)")], priority: .warning))
-        }
+        if let engine { httpVersions.remember(engine.versionsSeen) }
     }
 }
 
