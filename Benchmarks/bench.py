@@ -1442,9 +1442,9 @@ def main():
     p.add_argument("--daemon-http-version", choices=["auto", "1.1", "2"],
                    help="the daemon's HTTPVersion= in the origins scenario (default: none set, its own default)")
     p.add_argument("--daemon-warm", action="store_true",
-                   help="origins scenario: each daemon measured has run once before against the same servers "
-                        "(one session per origin, its state directory kept): what it remembers applies, "
-                        "as at a machine's second shutdown")
+                   help="origins scenario: also the daemon at its second start, beside its first: it has run "
+                        "once before against the same servers (one session per origin, its state directory "
+                        "kept), so what it remembers applies, as at a machine's second shutdown")
     p.add_argument("--repeat", type=int, default=1, help="run each stop run K times, report the median")
     p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", ".build/release/session-cleanup"),
                    help="the session-cleanup binary (default: $SESSION_CLEANUP_BIN or bench.sh's build)")

@@ -281,8 +281,11 @@ class NetworkSuite:
     # ------------------------------------------------------------------ clients
 
     def clients(self):
-        """(label, kind, binary): the daemon, the baseline daemon if given, the C floor, curl."""
+        """(label, kind, binary): the daemon, the same daemon at its second start if asked
+        (--daemon-warm), the baseline daemon if given, the C floor, curl."""
         out = [("session-cleanup", "daemon", self.bench.daemon)]
+        if self.args.daemon_warm:
+            out.append(("session-cleanup, second start", "daemon-warm", self.bench.daemon))
         if self.baseline:
             out.append(("session-cleanup (before)", "daemon", self.baseline))
         out += [("C floor (libcurl multi)", "floor", self.floor), ("curl --parallel 256", "curl", None)]
@@ -293,7 +296,10 @@ class NetworkSuite:
         """One measurement with a fresh delayer and nginx. Returns the row's figures; with
         sample_memory, also the MemorySampler's (from READY=1, or the floor's start, to the exit;
         the curve is kept as memory.csv in the client's directory)."""
-        state_dir = self.warm_up(binary, work, extra_lines) if kind == "daemon" and self.args.daemon_warm else None
+        state_dir = None
+        if kind == "daemon-warm":
+            state_dir = self.warm_up(binary, work, extra_lines)
+            kind = "daemon"
         delayer = Delayer(self)
         server = None
         daemon = None
@@ -400,7 +406,7 @@ class NetworkSuite:
                 delayer.child.kill()
 
     def warm_up(self, binary, work, extra_lines):
-        """--daemon-warm: a daemon's earlier life against servers of its own (one session per
+        """The second start's (--daemon-warm) earlier life against servers of its own (one session per
         origin, ended by its stop), so the measured daemon starts on a state directory that has
         met every origin. Returns that state directory."""
         delayer = Delayer(self)
@@ -443,7 +449,7 @@ class NetworkSuite:
                     work = Workload(mode, origins, calls, tag=f"{mode}{origins}r{r}{kind[0]}")
                     self.bench.log(f"{scenario}: {name}, {label} (run {r + 1}/{repeat})")
                     # The baseline predates HTTPVersion= (it always speaks HTTP/1.1): it runs without.
-                    lines = extra if kind == "daemon" and binary != self.baseline else ""
+                    lines = extra if kind.startswith("daemon") and binary != self.baseline else ""
                     try:
                         runs[label].append(self.measure(kind, binary, work, http=http, streams=streams,
                                                         extra_lines=lines))
@@ -477,7 +483,6 @@ class NetworkSuite:
         pinned = self.args.daemon_http_version
         extra = f"HTTPVersion={pinned}\n" if pinned else ""
         suffix = f", daemon HTTPVersion={pinned}" if pinned else ""
-        suffix += ", daemon warm" if self.args.daemon_warm else ""
         configurations = []
         for mode in self.args.modes.split(",") if self.args.modes else ("http", "https"):
             for k in counts:
