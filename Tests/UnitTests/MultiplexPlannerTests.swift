@@ -33,6 +33,22 @@ final class MultiplexPlannerTests: XCTestCase {
         XCTAssertEqual(planner.limit(1), 1)
     }
 
+    func testAKnownHTTP1OriginThatAnswersInHTTP2SharesTheConnectionsItOpened() {
+        var planner = MultiplexPlanner(streamsPerConnection: 100)
+        planner.assumeHTTP1(0)
+        for tag in 1...3 { XCTAssertFalse(planner.handing(UInt64(tag), origin: 0, mayMultiplex: true, running: tag)) }
+        planner.finished(1, origin: 0, version: "1.1", opened: true, running: 3)
+        XCTAssertNil(planner.limit(0), "a reply in HTTP/1.1 confirms it")
+        planner.finished(2, origin: 0, version: "2", opened: true, running: 2)
+        XCTAssertEqual(planner.limit(0), 201, "two connections up, each with 100 streams, plus an opener")
+        XCTAssertTrue(planner.handing(4, origin: 0, mayMultiplex: true, running: 2), "the next one shares")
+        // A probed origin that said HTTP/1.1 stays so (no flip on a stray reply).
+        _ = planner.handing(5, origin: 1, mayMultiplex: true, running: 1)
+        planner.finished(5, origin: 1, version: "1.1", opened: true)
+        planner.finished(6, origin: 1, version: "2", opened: true, running: 1)
+        XCTAssertNil(planner.limit(1))
+    }
+
     func testTheProbesALPNTellsTheVersionBeforeItsReply() {
         var planner = MultiplexPlanner(streamsPerConnection: 100)
         _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)

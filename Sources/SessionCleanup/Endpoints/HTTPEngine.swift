@@ -100,9 +100,9 @@ public final class HTTPEngine {
     @exclusivity(unchecked) private var admitted: [UInt64] = []
     /// Whether origins share connections, and how many transfers each may run meanwhile.
     @exclusivity(unchecked) private var multiplexing: MultiplexPlanner
-    /// By origin number: the HTTP version its last reply to an `auto` request over TLS told
-    /// (0 none yet, 1 HTTP/1.x, 2 HTTP/2), so ``versionsSeen`` changes only when it does.
-    @exclusivity(unchecked) private var versionTold: [UInt8] = []
+    /// By origin number: whether its last reply to an `auto` request over TLS was in HTTP/2 (nil:
+    /// none yet), so ``versionsSeen`` changes only when it does.
+    @exclusivity(unchecked) private var versionTold: [Bool?] = []
 
     /// HTTPS origins known, from an earlier run or an earlier daemon, to answer in HTTP/1.1: an
     /// origin's first `auto` transfer goes without the probe (see ``MultiplexPlanner``), so its
@@ -111,7 +111,8 @@ public final class HTTPEngine {
 
     /// The HTTPS origins whose replies to `auto` requests told their HTTP version, with the
     /// latest one: true for HTTP/2, false for HTTP/1.x. For the daemon to remember
-    /// (``knownHTTP1Origins`` of a later engine).
+    /// (``knownHTTP1Origins`` of a later engine). Only origins that requests named
+    /// (``HTTPRequest/origin``): one the engine parses out of a URL may have a key in its host.
     public private(set) var versionsSeen: [HTTPOrigin: Bool] = [:]
 
     /// Runs on the loop's thread when a libcurl callback or `curl_multi_socket_action` failed
@@ -213,7 +214,7 @@ public final class HTTPEngine {
 
     /// A new origin got its number: what an earlier run told of it applies.
     private func met(_ origin: HTTPOrigin, _ number: Int, _ version: HTTPRequest.Version) {
-        versionTold.append(0)
+        versionTold.append(nil)
         if version == .automatic, origin.isTLS, knownHTTP1Origins.contains(origin) {
             multiplexing.assumeHTTP1(number)
         }
@@ -393,8 +394,10 @@ public final class HTTPEngine {
         guard let entry = transfers.remove(tag) else { return }
         let connected = entry.handle.map { ccurl_transfer_connected($0) != 0 } ?? false
         let opened = connected && (opened ?? entry.handle.map(Self.openedConnection) ?? false)
-        multiplexing.finished(tag, origin: entry.originNumber, version: httpVersion, opened: opened)
-        if let httpVersion, entry.origin.isTLS, entry.request.version == .automatic {
+        multiplexing.finished(
+            tag, origin: entry.originNumber, version: httpVersion, opened: opened,
+            running: entry.running ? queue.running(entry.originNumber) : 0)
+        if let httpVersion, entry.origin.isTLS, entry.request.version == .automatic, entry.request.origin != nil {
             told(httpVersion, entry.origin, entry.originNumber)
         }
         applyLimit(entry.originNumber)
@@ -423,10 +426,10 @@ public final class HTTPEngine {
 
     /// A reply to an `auto` request over TLS said which HTTP version `origin` speaks.
     private func told(_ httpVersion: String, _ origin: HTTPOrigin, _ number: Int) {
-        let version: UInt8 = httpVersion == "2" ? 2 : 1
-        guard versionTold[number] != version else { return }
-        versionTold[number] = version
-        versionsSeen[origin] = version == 2
+        let http2 = httpVersion == "2"
+        guard versionTold[number] != http2 else { return }
+        versionTold[number] = http2
+        versionsSeen[origin] = http2
     }
 
     // MARK: URLs

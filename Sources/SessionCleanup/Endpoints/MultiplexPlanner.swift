@@ -17,8 +17,9 @@
 ///    once it is up (TLS and ALPN done) it adds a connection's streams.
 ///
 /// An origin known from an earlier run to answer in HTTP/1.1 (``assumeHTTP1(_:)``) starts at
-/// step 2's HTTP/1.x: no probe. If it offers HTTP/2 by now, its transfers still negotiate it,
-/// each on a connection of its own.
+/// step 2's HTTP/1.x: no probe. If it offers HTTP/2 by now, the transfers already running
+/// negotiate it, each on a connection of its own, and the first reply in HTTP/2 turns the origin
+/// to step 2's HTTP/2 with those connections' streams for the rest.
 ///
 /// An opener that ends before its connection is up leaves the count as it was. Pure
 /// bookkeeping: origins and transfers are the engine's numbers.
@@ -27,6 +28,8 @@ struct MultiplexPlanner {
         case probing(UInt64)
         case http2(connections: Int, opener: UInt64?)
         case http1
+        /// HTTP/1.x as an earlier run said, until a reply says otherwise.
+        case assumedHTTP1
     }
 
     /// Streams the engine puts on one HTTP/2 connection (also libcurl's
@@ -50,7 +53,7 @@ struct MultiplexPlanner {
             states[origin] = .probing(tag)
             awaited[origin] = tag
             return false
-        case .probing, .http1:
+        case .probing, .http1, .assumedHTTP1:
             return false
         case .http2(let connections, let opener):
             if opener == nil, running > connections * streamsPerConnection {
@@ -64,13 +67,13 @@ struct MultiplexPlanner {
     /// `origin`, not met yet, answered in HTTP/1.1 before (an earlier run, or an earlier daemon):
     /// its transfers neither probe nor wait.
     mutating func assumeHTTP1(_ origin: Int) {
-        if states[origin] == nil { states[origin] = .http1 }
+        if states[origin] == nil { states[origin] = .assumedHTTP1 }
     }
 
     /// How many transfers of `origin` may run now (nil: no limit of the planner's).
     func limit(_ origin: Int) -> Int? {
         switch states[origin] {
-        case nil, .http1: return nil
+        case nil, .http1, .assumedHTTP1: return nil
         case .probing: return 1
         case .http2(let connections, _):
             // The opener counts among those running but uses none of the open connections' streams.
@@ -100,8 +103,9 @@ struct MultiplexPlanner {
     }
 
     /// Transfer `tag` of `origin` finished; `version` is its reply's HTTP version (`2`, `1.1`,
-    /// `1.0`, or nil without a reply), `opened` whether it had opened a connection of its own.
-    mutating func finished(_ tag: UInt64, origin: Int, version: String?, opened: Bool) {
+    /// `1.0`, or nil without a reply), `opened` whether it had opened a connection of its own,
+    /// `running` how many of the origin's transfers were running with it (itself included).
+    mutating func finished(_ tag: UInt64, origin: Int, version: String?, opened: Bool, running: Int = 1) {
         switch states[origin] {
         case .probing(let probe) where probe == tag:
             awaited[origin] = nil
@@ -114,6 +118,9 @@ struct MultiplexPlanner {
                 awaited[origin] = nil
                 states[origin] = .http2(connections: connections + (opened ? 1 : 0), opener: nil)
             }
+        case .assumedHTTP1 where version == "2":
+            // Out of date: each transfer running has a connection of its own, shared from now on.
+            states[origin] = .http2(connections: max(1, running), opener: nil)
         default:
             break
         }

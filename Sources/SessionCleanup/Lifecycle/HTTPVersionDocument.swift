@@ -4,24 +4,26 @@ import Sessions
 /// (`http-versions`, one of the store's documents: mode 0600, replaced atomically), so that a
 /// later run, after a restart or at the next boot, knows an HTTP/1.1 origin at once and skips the
 /// HTTP/2 probe (``HTTPEngine/knownHTTP1Origins``). Only a hint: missing, damaged or out of
-/// date, it costs at most what a run without it does (the probe, or for an origin that has
-/// turned to HTTP/2 since, one run's worth of connections of their own).
+/// date, it costs at most what a run without it does (the probe), or for an origin that has
+/// turned to HTTP/2 since, a connection per call until the first reply in HTTP/2.
 ///
-/// Text, a header line, then one origin per line, the most recently told first:
+/// Text, a header line, then one origin per line: those the last engine to write it was told
+/// of, by name, then the ones it kept from before:
 ///
 ///     session-cleanup-http-versions 1
 ///     https://host:port 1.1
 ///     https://other:8443 2
 ///
-/// No keys, paths or credentials: origins only (scheme, host, port).
+/// No keys, paths or credentials: origins only (scheme, host, port), and only those of endpoints
+/// whose host has no key in it (``HTTPEngine/versionsSeen``).
 package struct HTTPVersionDocument: Equatable {
     /// The document's name in the state directory.
     package static let name = "http-versions"
-    /// Origins kept at most: those told most recently.
+    /// Origins kept at most: the last written first (see ``merging(_:)``).
     package static let limit = 10_000
     private static let header = "session-cleanup-http-versions 1"
 
-    /// Origins with the version they answered in last (true: HTTP/2), most recent first.
+    /// Origins with the version they answered in last (true: HTTP/2), in the file's order.
     package private(set) var entries: [(origin: HTTPOrigin, http2: Bool)] = []
 
     /// What a document could not be read for: the line and why.
@@ -83,10 +85,12 @@ package struct HTTPVersionDocument: Equatable {
     }
 
     /// This document with `told` first (in origin order, for a stable file), then the origins it
-    /// held that `told` does not name, up to ``limit``.
+    /// held that `told` does not name, up to ``limit``. An origin that would not read back (a
+    /// host `HTTPOrigin(url:)` refuses) is left out, so that one cannot damage the whole record.
     package func merging(_ told: [HTTPOrigin: Bool]) -> HTTPVersionDocument {
         var merged = HTTPVersionDocument()
-        merged.entries = told.sorted { $0.key.description < $1.key.description }.map { ($0.key, $0.value) }
+        merged.entries = told.filter { $0.key.isTLS && HTTPOrigin(url: $0.key.description) == $0.key }
+            .sorted { $0.key.description < $1.key.description }.map { ($0.key, $0.value) }
         merged.entries += entries.lazy.filter { told[$0.origin] == nil }
         if merged.entries.count > Self.limit { merged.entries.removeLast(merged.entries.count - Self.limit) }
         return merged

@@ -146,6 +146,8 @@ final class RunCoordinator {
     /// what their finished calls recorded) and no run starts any more.
     func stopForHandOver() {
         stopBackgroundRuns(telling: "the daemon is restarting; ask again once it is back")
+        // What the abandoned runs learned, for the daemon taking over.
+        if let engine { httpVersions.remember(engine.versionsSeen) }
     }
 
     private func stopBackgroundRuns(telling endRequesters: String) {
