@@ -58,6 +58,43 @@ final class HTTPVersionDocumentTests: XCTestCase {
         XCTAssertEqual(try HTTPVersionDocument(decoding: more.encoded), more)
     }
 
+    func testOriginsThatWouldNotReadBackAreLeftOut() throws {
+        let unreadable = [
+            HTTPOrigin(isTLS: false, host: "plain", port: 80),  // not HTTPS
+            HTTPOrigin(isTLS: true, host: "Upper", port: 443),  // read back lower-cased
+            HTTPOrigin(isTLS: true, host: "a/b", port: 443),  // read back as host "a"
+            HTTPOrigin(isTLS: true, host: "a b", port: 443),  // would split its line's fields
+            HTTPOrigin(isTLS: true, host: "a\nb", port: 443),  // would split the lines
+            HTTPOrigin(isTLS: true, host: "a\u{7F}", port: 443),
+        ]
+        var told = [one: false]
+        for origin in unreadable { told[origin] = false }
+        let document = HTTPVersionDocument().merging(told)
+        XCTAssertEqual(document.entries.map(\.origin), [one])
+        XCTAssertEqual(try HTTPVersionDocument(decoding: document.encoded), document)
+        XCTAssertEqual(try HTTPVersionDocument(decoding: document.merging(told).encoded).http1Origins, [one])
+    }
+
+    func testTheLargestRecordADaemonWritesReadsBackAndALargerOneIsDamage() throws {
+        var told: [HTTPOrigin: Bool] = [:]
+        for number in 0..<HTTPVersionDocument.limit {
+            let suffix = String(number)
+            told[
+                HTTPOrigin(isTLS: true, host: String(repeating: "h", count: 255 - suffix.count) + suffix, port: 65535)] =
+                false
+        }
+        let largest = HTTPVersionDocument().merging(told)
+        XCTAssertEqual(largest.entries.count, HTTPVersionDocument.limit)
+        XCTAssertEqual(largest.encoded.count, HTTPVersionDocument.maximumBytes, "the bound is the largest written")
+        XCTAssertEqual(try HTTPVersionDocument(decoding: largest.encoded), largest)
+
+        let header = Array("session-cleanup-http-versions 1\nhttps://a:443 1.1\n".utf8)
+        let tooLarge = header + [UInt8](repeating: UInt8(ascii: "x"), count: HTTPVersionDocument.maximumBytes)
+        XCTAssertThrowsError(try HTTPVersionDocument(decoding: tooLarge)) {
+            XCTAssertEqual("\($0)", "line 3: beyond the first \(HTTPVersionDocument.maximumBytes) bytes")
+        }
+    }
+
     func testDamageNamesTheLineAndNeverRepeatsIt() {
         XCTAssertEqual(damage(""), "line 1: not \"session-cleanup-http-versions 1\"")
         XCTAssertEqual(damage("session-cleanup-http-versions 2\n"), "line 1: not \"session-cleanup-http-versions 1\"")

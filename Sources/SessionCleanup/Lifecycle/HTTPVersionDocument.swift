@@ -22,6 +22,9 @@ package struct HTTPVersionDocument: Equatable {
     /// Origins kept at most: the last written first (see ``merging(_:)``).
     package static let limit = 10_000
     private static let header = "session-cleanup-http-versions 1"
+    /// The largest document a daemon writes: the header and ``limit`` of the longest lines
+    /// (`https://`, a host of 255 bytes, `:65535`, ` 1.1`, the newline). Read at most this and a byte.
+    package static let maximumBytes = header.utf8.count + 1 + limit * (8 + 255 + 6 + 4 + 1)
 
     /// Origins with the version they answered in last (true: HTTP/2), in the file's order.
     package private(set) var entries: [(origin: HTTPOrigin, http2: Bool)] = []
@@ -38,8 +41,12 @@ package struct HTTPVersionDocument: Equatable {
     /// Reads a document's bytes.
     ///
     /// - Throws: ``Damage`` naming the first line that is not what a daemon writes (the header,
-    ///   `https://HOST:PORT 1.1|2`, each origin once), never quoting it.
+    ///   `https://HOST:PORT 1.1|2`, each origin once, within ``maximumBytes``), never quoting it.
     package init(decoding bytes: [UInt8]) throws(Damage) {
+        guard bytes.count <= Self.maximumBytes else {
+            let line = bytes.prefix(Self.maximumBytes).lazy.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            throw Damage(line: line, reason: "beyond the first \(Self.maximumBytes) bytes")
+        }
         var lineOf: [HTTPOrigin: Int] = [:]
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         guard let first = lines.first, String(decoding: first, as: UTF8.self) == Self.header else {
@@ -85,15 +92,23 @@ package struct HTTPVersionDocument: Equatable {
     }
 
     /// This document with `told` first (in origin order, for a stable file), then the origins it
-    /// held that `told` does not name, up to ``limit``. An origin that would not read back (a
-    /// host `HTTPOrigin(url:)` refuses) is left out, so that one cannot damage the whole record.
+    /// held that `told` does not name, up to ``limit``. An origin that would not read back (not
+    /// HTTPS, a host `HTTPOrigin(url:)` reads otherwise, or one with a space or control byte that
+    /// would split its line) is left out, so that one cannot damage the whole record.
     package func merging(_ told: [HTTPOrigin: Bool]) -> HTTPVersionDocument {
         var merged = HTTPVersionDocument()
-        merged.entries = told.filter { $0.key.isTLS && HTTPOrigin(url: $0.key.description) == $0.key }
+        merged.entries = told.filter { Self.readsBack($0.key) }
             .sorted { $0.key.description < $1.key.description }.map { ($0.key, $0.value) }
         merged.entries += entries.lazy.filter { told[$0.origin] == nil }
         if merged.entries.count > Self.limit { merged.entries.removeLast(merged.entries.count - Self.limit) }
         return merged
+    }
+
+    /// Whether `origin`'s line would read back as `origin`.
+    private static func readsBack(_ origin: HTTPOrigin) -> Bool {
+        let text = origin.description
+        return origin.isTLS && !text.utf8.contains { $0 <= UInt8(ascii: " ") || $0 == 0x7F }
+            && HTTPOrigin(url: text) == origin
     }
 
     package static func == (lhs: HTTPVersionDocument, rhs: HTTPVersionDocument) -> Bool {

@@ -40,7 +40,7 @@ final class HTTPVersionMemory {
     private func record() -> HTTPVersionDocument {
         if let document { return document }
         var read = HTTPVersionDocument()
-        if let bytes = store.readDocument(HTTPVersionDocument.name) {
+        if let bytes = store.readDocument(HTTPVersionDocument.name, limit: HTTPVersionDocument.maximumBytes + 1) {
             do {
                 read = try HTTPVersionDocument(decoding: bytes)
             } catch {

@@ -121,9 +121,9 @@ final class StoreDirectory: Sendable {
         return Int(st.st_size)
     }
 
-    /// Reads a whole file from offset 0.
-    func readAll(_ f: borrowing FileDescriptor, name: String) throws(StoreError) -> [UInt8] {
-        let size = try regularFileSize(f, name: name)
+    /// Reads a whole file from offset 0, or of a file larger than `limit` bytes its first `limit`.
+    func readAll(_ f: borrowing FileDescriptor, name: String, limit: Int = .max) throws(StoreError) -> [UInt8] {
+        let size = min(try regularFileSize(f, name: name), limit)
         var failure: StoreError?
         let raw = f.raw
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

@@ -315,10 +315,11 @@ package final class SessionStore {
         try directory.fsyncDirectory()
     }
 
-    /// The document `name`, or nil if there is none (or it cannot be read).
-    package func readDocument(_ name: String) -> [UInt8]? {
+    /// The document `name`, or nil if there is none (or it cannot be read); of a document larger
+    /// than `limit` bytes, its first `limit` bytes.
+    package func readDocument(_ name: String, limit: Int = .max) -> [UInt8]? {
         guard !isClosed, let f = try? directory.openExisting(name, flags: O_RDONLY) else { return nil }
-        return try? directory.readAll(f, name: name)
+        return try? directory.readAll(f, name: name, limit: limit)
     }
 
     // MARK: Committing
