@@ -103,7 +103,8 @@ final class HTTPVersionDocumentTests: XCTestCase {
         XCTAssertEqual(damage(header + "https://a:443 3\n"), "line 2: the version is neither 1.1 nor 2")
         for line in [
             "http://a:80 1.1", "https://a 1.1", "https://A:443 1.1", "https://user:secret@a:443 1.1",
-            "https://a:443/path 1.1", "https://a:443  1.1", "https://a:443", "", "https://a:443 1.1 x",
+            "https://a:443/path 1.1", "https://a:443  1.1", "https://[:\u{14}1]:8443 2", "https://a\u{7F}:443 1.1",
+            "https://a:443", "", "https://a:443 1.1 x",
         ] {
             let description = damage(header + line + "\n")
             XCTAssertEqual(description, "line 2: not \"https://HOST:PORT VERSION\"", line)

@@ -57,7 +57,7 @@ package struct HTTPVersionDocument: Equatable {
             let number = index + 1
             let fields = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
             guard fields.count == 2, let origin = HTTPOrigin(url: String(decoding: fields[0], as: UTF8.self)),
-                origin.isTLS, origin.description.utf8.elementsEqual(fields[0])
+                Self.readsBack(origin), origin.description.utf8.elementsEqual(fields[0])
             else { throw Damage(line: number, reason: "not \"https://HOST:PORT VERSION\"") }
             let http2: Bool
             switch String(decoding: fields[1], as: UTF8.self) {
@@ -104,7 +104,7 @@ package struct HTTPVersionDocument: Equatable {
         return merged
     }
 
-    /// Whether `origin`'s line would read back as `origin`.
+    /// Whether `origin`'s line would read back as `origin`: what is written, and all that reads.
     private static func readsBack(_ origin: HTTPOrigin) -> Bool {
         let text = origin.description
         return origin.isTLS && !text.utf8.contains { $0 <= UInt8(ascii: " ") || $0 == 0x7F }
