@@ -13,17 +13,11 @@ final class EngineFailureJournalTests: XCTestCase {
     func testAnEngineInternalFailureIsJournaledAndTheRunStillFinishes() throws {
         let server = try EndSessionServer()
         let scratch = try ScratchDirectory("engine-error")
-        let loop = try EventLoop()
-        let journal = MemoryJournal()
-        try FileManager.default.createDirectory(atPath: scratch.path + "/state", withIntermediateDirectories: true)
-        let committer = try StoreCommitter(directory: scratch.path + "/state", loop: loop, journal: journal)
-        defer { committer.close() }
         let text =
             "[Stop]\nMaxAttempts=1\n[Start]\nLeftoverBudgetSec=60s\n[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\nTimeoutSec=30s\n"
-        let configuration = try ConfigurationLoader.load(files: [("engine-error.conf", Array(text.utf8))])
-        let runs = RunCoordinator(
-            loop: loop, journal: journal, committer: committer,
-            configuration: ActiveConfiguration(configuration, files: []), credentialsDirectory: nil)
+        let fixture = try CoordinatorFixture(scratch: scratch, config: text, name: "engine-error")
+        defer { fixture.committer.close() }
+        let (loop, journal, runs) = (fixture.loop, fixture.journal, fixture.runs)
         // The store is watched already; from here on the loop can watch nothing new — libcurl's
         // socket callback fails for the call's socket, as at the kernel's max_user_watches.
         loop.refusesRegistrations = ENOSPC

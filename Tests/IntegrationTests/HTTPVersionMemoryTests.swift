@@ -82,20 +82,13 @@ final class HTTPVersionMemoryTests: XCTestCase {
         let ca = try TestCertificateAuthority()
         let server = try EndSessionServer(certificate: ca.server)
         let scratch = try ScratchDirectory("versions-handover")
-        let state = scratch.path + "/state"
-        let file = state + "/" + HTTPVersionDocument.name
-        let loop = try EventLoop()
-        let journal = MemoryJournal()
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let committer = try StoreCommitter(directory: state, loop: loop, journal: journal)
-        defer { committer.close() }
         let text =
             "[Stop]\nMaxAttempts=1\n[Start]\nLeftoverBudgetSec=60s\n"
             + "[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\nCAFile=\(ca.caFile)\nTimeoutSec=30s\n"
-        let configuration = try ConfigurationLoader.load(files: [("versions-handover.conf", Array(text.utf8))])
-        let runs = RunCoordinator(
-            loop: loop, journal: journal, committer: committer,
-            configuration: ActiveConfiguration(configuration, files: []), credentialsDirectory: nil)
+        let fixture = try CoordinatorFixture(scratch: scratch, config: text, name: "versions-handover")
+        defer { fixture.committer.close() }
+        let (loop, journal, committer, runs) = (fixture.loop, fixture.journal, fixture.committer, fixture.runs)
+        let file = fixture.state + "/" + HTTPVersionDocument.name
         let sessions = ["ok-handover", "hang-handover"].map {
             Session(id: .random(), key: SessionKey($0), endpoints: ["auth"], ownerUID: 0, registeredAt: 0)
         }
