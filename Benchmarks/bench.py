@@ -50,6 +50,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 LATENCY_MS = 50
 CONCURRENCY = 256
+# The C floor's client label in the network scenarios' rows (network_bench.py).
+FLOOR_CLIENT = "C floor (libcurl multi)"
 HOST = "127.0.0.1"
 
 # docs/control-protocol.md, Framing: "Every request gets exactly one response line, in request
@@ -1327,7 +1329,7 @@ def evaluate_network_targets(rows, target):
     that keeps every client from them from a daemon that falls short of the floor."""
     daemon = "session-cleanup"
     floors = {(r["scenario"], r["config"]): r for r in rows
-              if r.get("client") == "C floor (libcurl multi)" and r["ok"] and r["scenario"] in ("origins", "http2")}
+              if r.get("client") == FLOOR_CLIENT and r["ok"] and r["scenario"] in ("origins", "http2")}
     for r in rows:
         if r["scenario"] not in ("origins", "http2") or r.get("client") != daemon or not r["ok"]:
             continue

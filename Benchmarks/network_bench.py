@@ -288,7 +288,7 @@ class NetworkSuite:
             out.append(("session-cleanup, second start", "daemon-warm", self.bench.daemon))
         if self.baseline:
             out.append(("session-cleanup (before)", "daemon", self.baseline))
-        out += [("C floor (libcurl multi)", "floor", self.floor), ("curl --parallel 256", "curl", None)]
+        out += [(b.FLOOR_CLIENT, "floor", self.floor), ("curl --parallel 256", "curl", None)]
         return out
 
     def measure(self, kind, binary, work, http="1.1", streams=128, extra_lines="", prefix=(), budget=60,
@@ -521,7 +521,7 @@ class NetworkSuite:
                 row.update(ok=False, error=str(e))
             self.rows[("memory", label)] = row
             self.bench.add(row)
-        floor = self.rows.get(("memory", "C floor (libcurl multi)"))
+        floor = self.rows.get(("memory", b.FLOOR_CLIENT))
         for label, _, _ in clients:
             row = self.rows[("memory", label)]
             if row["ok"] and floor and floor["ok"]:
@@ -568,7 +568,7 @@ class NetworkSuite:
                 row.update(ok=False, error=str(e))
             self.rows[("cpu", label)] = row
             self.bench.add(row)
-        floor = self.rows.get(("cpu", "C floor (libcurl multi)"))
+        floor = self.rows.get(("cpu", b.FLOOR_CLIENT))
         for label, _, _ in clients:
             row = self.rows[("cpu", label)]
             if row["ok"] and floor and floor["ok"]:
