@@ -3,14 +3,29 @@ import PackageDescription
 
 /// session-cleanup: a systemd daemon that ends registered remote sessions when it is stopped.
 ///
-/// Layout: C shims (`CSystemd` over libsystemd and signals, `CCurl` over libcurl's multi
-/// interface, which it dlopens on first use, `CEarlySignals`, the executable's signal mask
-/// before main, `CEpoll`, epoll's header), the event loop `EventLoop` (epoll, timers, the
-/// monotonic clock, the system-call error; it knows nothing of sessions or HTTP), the session
-/// store `Sessions` (the sessions, their file format, recovery and commit policy; it knows
-/// nothing of the daemon), the domain library `SessionCleanup` (no globals), and thin
-/// executables. The build checks that every target imports only what it depends on
-/// (`--explicit-target-dependency-import-check error`, in scripts/test.sh).
+/// One target per concern; each folder under `Sources/` is a target, and the build checks that
+/// every target imports only what it depends on (`--explicit-target-dependency-import-check
+/// error`, in scripts/test.sh). From the bottom up:
+///
+/// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
+///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
+///   signal mask before main), `CEpoll` (epoll's header).
+/// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
+///   people. `JSON`: the strict reader and the writer.
+/// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
+/// - `Sessions`: the durable session store; knows nothing of the daemon.
+/// - `Vocabulary`: the words the layers above share: HTTP origins, requests and results, run
+///   ids and kinds, call outcomes, run reports and records.
+/// - `Configuration`: the files, their keys, `check-config`, systemd credentials.
+/// - `Journal`: journald entries, fields, the event registry, the non-blocking writer.
+/// - `HTTPEngine`: libcurl on the event loop: pooling, multiplexing, per-origin planning.
+/// - `Endpoints`: an endpoint's call for one session, and how its reply is judged.
+/// - `Runs`: a run of end-session calls (stop, leftover, on-demand) inside its budget.
+/// - `Control`: the control socket's protocol, server and client.
+/// - `Systemd`: sd_notify, the watchdog, the service manager, socket activation, signals.
+/// - `Daemon`: the composition root: the daemon's phases, its runs, requests, store and
+///   state-directory documents.
+/// - `session-cleanup`: the command line, one file per verb.
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -20,11 +35,15 @@ let strict: [SwiftSetting] = [
 /// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
 let fuzzTargets = ["configuration", "control-request", "http-versions", "reply-judge", "store", "store-load"]
 
+/// A Swift target under `Sources/NAME` with the strict settings.
+func library(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: dependencies, swiftSettings: strict)
+}
+
 let package = Package(
     name: "session-cleanup",
     products: [
-        .executable(name: "session-cleanup", targets: ["session-cleanup"]),
-        .library(name: "SessionCleanup", targets: ["SessionCleanup"]),
+        .executable(name: "session-cleanup", targets: ["session-cleanup"])
     ],
     targets: [
         .target(
@@ -45,46 +64,68 @@ let package = Package(
         ),
         // <sys/epoll.h>, which Swift's Glibc module leaves out; headers only.
         .systemLibrary(name: "CEpoll"),
-        .target(
-            name: "EventLoop",
-            dependencies: ["CEpoll"],
-            swiftSettings: strict
-        ),
-        .target(
-            name: "Sessions",
-            swiftSettings: strict
-        ),
-        .target(
-            name: "SessionCleanup",
-            dependencies: ["CSystemd", "CCurl", "EventLoop", "Sessions"],
-            swiftSettings: strict
-        ),
+        library("Basics", []),
+        library("JSON", []),
+        library("EventLoop", ["CEpoll", "Basics"]),
+        library("Sessions", []),
+        library("Vocabulary", ["Basics", "Sessions"]),
+        library("Configuration", ["Basics", "Vocabulary"]),
+        library("Journal", ["CSystemd", "Basics", "EventLoop", "Sessions", "Vocabulary"]),
+        library("HTTPEngine", ["CCurl", "Basics", "EventLoop", "Vocabulary"]),
+        library("Endpoints", ["Basics", "JSON", "Sessions", "Vocabulary", "Configuration"]),
+        library(
+            "Runs", ["Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal", "Endpoints"]),
+        library("Control", ["CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Journal"]),
+        library("Systemd", ["CSystemd", "Basics", "EventLoop", "Journal"]),
+        library(
+            "Daemon",
+            [
+                "CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
+                "HTTPEngine", "Runs", "Control", "Systemd",
+            ]),
         .executableTarget(
             name: "session-cleanup",
-            dependencies: ["SessionCleanup", "EventLoop", "Sessions", "CEarlySignals"],
+            dependencies: [
+                "CEarlySignals", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
+                "Control", "Systemd", "Daemon",
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "engine-bench",
-            dependencies: ["SessionCleanup", "EventLoop"],
+            dependencies: ["EventLoop", "Vocabulary", "HTTPEngine"],
             path: "Benchmarks/engine-bench",
+            swiftSettings: strict
+        ),
+        // The test doubles every test layer shares: an in-memory journal, a manual clock, a fake
+        // HTTP transport.
+        .target(
+            name: "TestSupport",
+            dependencies: ["EventLoop", "Vocabulary", "Journal"],
+            path: "Tests/TestSupport",
             swiftSettings: strict
         ),
         .target(
             name: "FuzzSupport",
-            dependencies: ["SessionCleanup", "Sessions"],
+            dependencies: ["Basics", "Sessions"],
             path: "Fuzz/Support",
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnitTests",
-            dependencies: ["SessionCleanup", "EventLoop", "Sessions"],
+            dependencies: [
+                "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
+                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "IntegrationTests",
             // CCurl: the shim's test hook (which reply buffers it freed, and whether wiped).
-            dependencies: ["SessionCleanup", "EventLoop", "Sessions", "CCurl"],
+            dependencies: [
+                "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
+                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+            ],
             swiftSettings: strict
         ),
     ]
@@ -93,7 +134,10 @@ let package = Package(
 package.targets += fuzzTargets.map { name in
     .executableTarget(
         name: "fuzz-\(name)",
-        dependencies: ["FuzzSupport", "SessionCleanup", "Sessions"],
+        dependencies: [
+            "FuzzSupport", "Basics", "JSON", "Sessions", "Vocabulary", "Configuration", "Endpoints", "Control",
+            "Daemon",
+        ],
         path: "Fuzz/Targets/\(name)",
         swiftSettings: strict
     )

@@ -36,9 +36,9 @@ if [ -n "${missing:-}" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2
 fi
 
-# One version: the changelog's must be the program's (Sources/SessionCleanup/Support/Version.swift).
+# One version: the changelog's must be the program's (Sources/Vocabulary/SessionCleanupVersion.swift).
 changelog_version=$(dpkg-parsechangelog -S Version)
-program_version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/SessionCleanup/Support/Version.swift)
+program_version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/Vocabulary/SessionCleanupVersion.swift)
 if [ "$changelog_version" != "$program_version" ]; then
     echo "package.sh: debian/changelog says $changelog_version, Version.swift says $program_version" >&2
     exit 1

@@ -8,7 +8,8 @@
 // starts every transfer at once and lets the engine's per-host limit queue them.
 import EventLoop
 import Glibc
-import SessionCleanup
+import HTTPEngine
+import Vocabulary
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let total = Int(arguments[2]), let concurrency = Int(arguments[3]) else {

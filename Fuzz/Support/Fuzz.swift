@@ -1,5 +1,5 @@
+import Basics
 import Glibc
-import SessionCleanup
 
 /// What every fuzz target in `Fuzz/Targets` shares: reading libFuzzer's input, checking
 /// invariants, and replaying inputs when the target is built without libFuzzer.
@@ -8,16 +8,16 @@ import SessionCleanup
 /// builds it with `--sanitize fuzzer --sanitize address` and `-DFUZZING`, so libFuzzer supplies
 /// `main`; the ordinary build (`swift build`) compiles it with a `main` that replays the files
 /// named on its command line instead, so every target keeps compiling with the rest.
-public enum Fuzz {
+package enum Fuzz {
     /// The input libFuzzer hands a target, copied out of its buffer.
-    public static func bytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> [UInt8] {
+    package static func bytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> [UInt8] {
         guard let data, size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: size))
     }
 
     /// Stops the process when `condition` is false: libFuzzer keeps the input as a crash
     /// (`crash-…`) and `scripts/fuzz.sh` fails. `message` should say which invariant broke.
-    public static func require(
+    package static func require(
         _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
         file: StaticString = #fileID, line: UInt = #line
     ) {
@@ -29,7 +29,7 @@ public enum Fuzz {
 
     /// Splits `input` at each `separator` (a byte string the target's dictionary also holds),
     /// so one input can stand for several files or messages.
-    public static func split(_ input: [UInt8], separator: [UInt8]) -> [[UInt8]] {
+    package static func split(_ input: [UInt8], separator: [UInt8]) -> [[UInt8]] {
         guard !separator.isEmpty else { return [input] }
         var parts: [[UInt8]] = []
         var start = 0
@@ -48,12 +48,12 @@ public enum Fuzz {
     }
 
     /// Whether `text` contains `needle` as bytes (no grapheme clustering: `"\r\n"` is two bytes).
-    public static func contains(_ text: String, _ needle: String) -> Bool {
+    package static func contains(_ text: String, _ needle: String) -> Bool {
         occurrences(of: Array(needle.utf8), in: Array(text.utf8)) > 0
     }
 
     /// How often `needle` occurs in `bytes` (overlapping occurrences count).
-    public static func occurrences(of needle: [UInt8], in bytes: [UInt8]) -> Int {
+    package static func occurrences(of needle: [UInt8], in bytes: [UInt8]) -> Int {
         guard !needle.isEmpty, bytes.count >= needle.count else { return 0 }
         var count = 0
         for start in 0...(bytes.count - needle.count)
@@ -66,7 +66,7 @@ public enum Fuzz {
     /// The ordinary build's `main`: runs `body` on every file named in the arguments (a
     /// directory stands for the files in it), e.g. to replay a crash or a corpus under the
     /// debugger. Exits 0 when every input passed (a failed invariant aborts).
-    public static func replay(_ body: ([UInt8]) -> Void) -> Never {
+    package static func replay(_ body: ([UInt8]) -> Void) -> Never {
         var files: [String] = []
         for argument in CommandLine.arguments.dropFirst() {
             if let names = try? FileReading.directoryEntries(argument) {

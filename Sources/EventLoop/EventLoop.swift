@@ -1,3 +1,4 @@
+import Basics
 import CEpoll
 import Glibc
 
@@ -7,19 +8,19 @@ import Glibc
 /// without a timeout, so an idle daemon wakes only for its own timers (the watchdog's).
 ///
 /// Not thread-safe by design: one thread owns the loop and everything registered with it.
-public final class EventLoop {
+package final class EventLoop {
     /// What a descriptor became ready for.
-    public struct Readiness: Sendable {
+    package struct Readiness: Sendable {
         /// Data (or a connection, or end of file) can be read.
-        public var readable: Bool
+        package var readable: Bool
         /// Data can be written without blocking.
-        public var writable: Bool
+        package var writable: Bool
         /// The descriptor reported an error or hang-up.
-        public var failed: Bool
+        package var failed: Bool
     }
 
     /// Identifies a scheduled timer so it can be cancelled.
-    public struct TimerID: Hashable, Sendable {
+    package struct TimerID: Hashable, Sendable {
         fileprivate let value: UInt64
     }
 
@@ -42,7 +43,7 @@ public final class EventLoop {
     }
 
     /// The clock the loop's timers use.
-    public let clock: any MonotonicClock
+    package let clock: any MonotonicClock
     private let epollFD: Int32
     /// Registrations by descriptor. Looked up for every event; exclusivity is not checked at run
     /// time (issue 10's instruction count): the loop is confined to its thread, and every access
@@ -59,7 +60,7 @@ public final class EventLoop {
     private var events = [epoll_event](repeating: epoll_event(), count: 1024)
 
     /// Counts `epoll_wait` returns, so benchmarks and tests can see wake-ups.
-    public private(set) var wakeUps: UInt64 = 0
+    package private(set) var wakeUps: UInt64 = 0
 
     /// For tests: while set, every registration (``watch(_:readable:writable:handler:)``,
     /// ``update(_:readable:writable:)``) fails with this errno, as `epoll_ctl` does when the
@@ -68,7 +69,7 @@ public final class EventLoop {
     package var refusesRegistrations: Int32?
 
     /// Creates a loop on `clock`.
-    public init(clock: any MonotonicClock = SystemMonotonicClock()) throws {
+    package init(clock: any MonotonicClock = SystemMonotonicClock()) throws {
         self.clock = clock
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard fd >= 0 else { throw SystemCallError.current("epoll_create1") }
@@ -81,7 +82,7 @@ public final class EventLoop {
 
     /// Watches `fd` for reading and/or writing; `handler` runs on every readiness, until
     /// ``unwatch(_:)``. Watching an already watched descriptor replaces its interest and handler.
-    public func watch(
+    package func watch(
         _ fd: Int32, readable: Bool = true, writable: Bool = false,
         handler: @escaping (Readiness) -> Void
     ) throws {
@@ -92,7 +93,7 @@ public final class EventLoop {
     }
 
     /// Changes what an already watched descriptor is watched for.
-    public func update(_ fd: Int32, readable: Bool, writable: Bool) throws {
+    package func update(_ fd: Int32, readable: Bool, writable: Bool) throws {
         guard let registration = handlers[fd] else {
             throw SystemCallError("epoll_ctl", "descriptor \(fd) (not watched)", errno: ENOENT)
         }
@@ -123,7 +124,7 @@ public final class EventLoop {
     }
 
     /// Stops watching `fd`. Call before closing it. Unknown descriptors are ignored.
-    public func unwatch(_ fd: Int32) {
+    package func unwatch(_ fd: Int32) {
         guard handlers.removeValue(for: fd) != nil else { return }
         var event = epoll_event()
         // The descriptor may already be closed by its owner (libcurl does this); that is fine.
@@ -142,7 +143,7 @@ public final class EventLoop {
     /// Runs `action` once at `deadline` (or on the next turn if it has passed). Timers due at the
     /// same instant run in the order they were scheduled.
     @discardableResult
-    public func schedule(at deadline: MonotonicInstant, _ action: @escaping () -> Void) -> TimerID {
+    package func schedule(at deadline: MonotonicInstant, _ action: @escaping () -> Void) -> TimerID {
         nextTimerValue += 1
         let id = TimerID(value: nextTimerValue)
         timerActions[id] = action
@@ -152,15 +153,15 @@ public final class EventLoop {
 
     /// Runs `action` once after `delay`.
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
+    package func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
         schedule(at: clock.now().advanced(by: delay), action)
     }
 
     /// Cancels a timer that has not run yet; cancelling twice or after it ran does nothing.
-    public func cancel(_ id: TimerID) { timerActions[id] = nil }
+    package func cancel(_ id: TimerID) { timerActions[id] = nil }
 
     /// The deadline of the earliest live timer.
-    public var nextDeadline: MonotonicInstant? {
+    package var nextDeadline: MonotonicInstant? {
         while let top = timerHeap.first, timerActions[top.id] == nil { popTimer() }
         return timerHeap.first?.deadline
     }
@@ -169,7 +170,7 @@ public final class EventLoop {
 
     /// Waits for at most one batch of readiness events (or the next timer), then runs every
     /// handler and due timer. `maximumWait` bounds the wait (nil: until something happens).
-    public func runOnce(maximumWait: Duration? = nil) throws {
+    package func runOnce(maximumWait: Duration? = nil) throws {
         var timeout: Int32 = -1
         if let deadline = nextDeadline {
             let wait = deadline.duration(since: clock.now())

@@ -1,21 +1,21 @@
 /// The public, non-secret identifier of a registered session: 16 lowercase hexadecimal characters
 /// (64 random bits). Safe to log, to show to clients, and to use in error messages.
-public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The 64-bit value the hexadecimal text spells, most significant nibble first.
-    public let rawValue: UInt64
+    package let rawValue: UInt64
 
     /// Wraps a raw 64-bit value (used by the store's binary codec).
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// A fresh identifier from the system's cryptographic random source (`getrandom(2)`).
-    public static func random() -> SessionID {
+    package static func random() -> SessionID {
         var generator = SystemRandomNumberGenerator()
         return SessionID(rawValue: generator.next())
     }
 
     /// Parses exactly 16 lowercase hexadecimal characters; returns `nil` for anything else
     /// (uppercase, wrong length, other characters).
-    public init?(validating text: String) {
+    package init?(validating text: String) {
         var value: UInt64 = 0
         var count = 0
         for byte in text.utf8 {
@@ -34,7 +34,7 @@ public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// The 16 lowercase hexadecimal characters.
-    public var description: String {
+    package var description: String {
         // Written straight into the string's storage: the store and the run's report ask for it
         // once per call.
         String(unsafeUninitializedCapacity: 16) { buffer in
@@ -45,7 +45,7 @@ public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Appends the 16 lowercase hexadecimal characters of ``description`` to `bytes`, without
     /// a String (the journal writes one per ended session).
-    public func appendHex(to bytes: inout [UInt8]) {
+    package func appendHex(to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
             writeHex(into: buffer)
             bytes.append(contentsOf: buffer)
@@ -62,5 +62,5 @@ public struct SessionID: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// Orders by raw value.
-    public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -4,27 +4,27 @@
 /// `Mirror` all show `<redacted>`. Read the secret only where it is sent to the remote end,
 /// through ``exposedSecret``. Deliberately not `Codable`: the store and the control protocol read
 /// and write the secret explicitly, so no generic encoder can put it anywhere by accident.
-public struct SessionKey: Sendable, Hashable, CustomStringConvertible,
+package struct SessionKey: Sendable, Hashable, CustomStringConvertible,
     CustomDebugStringConvertible, CustomReflectable
 {
     /// The raw secret. Named loudly so every read stands out in review.
-    public let exposedSecret: String
+    package let exposedSecret: String
 
     /// Wraps a secret string.
-    public init(_ secret: String) { self.exposedSecret = secret }
+    package init(_ secret: String) { self.exposedSecret = secret }
 
     /// Always `<redacted>`.
-    public var description: String { "<redacted>" }
+    package var description: String { "<redacted>" }
     /// Always `<redacted>`.
-    public var debugDescription: String { "<redacted>" }
+    package var debugDescription: String { "<redacted>" }
     /// A mirror with no children, so reflection-based printing shows nothing of the secret.
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// Length of the secret in UTF-8 bytes (not secret itself; handy for limits).
-    public var utf8Count: Int { exposedSecret.utf8.count }
+    package var utf8Count: Int { exposedSecret.utf8.count }
 
     /// Compares in time that depends only on the lengths, not on where the secrets differ.
-    public static func == (lhs: SessionKey, rhs: SessionKey) -> Bool {
+    package static func == (lhs: SessionKey, rhs: SessionKey) -> Bool {
         let a = Array(lhs.exposedSecret.utf8)
         let b = Array(rhs.exposedSecret.utf8)
         guard a.count == b.count else { return false }
@@ -34,5 +34,5 @@ public struct SessionKey: Sendable, Hashable, CustomStringConvertible,
     }
 
     /// Hashes the secret (for use as a dictionary key inside the process only).
-    public func hash(into hasher: inout Hasher) { hasher.combine(exposedSecret) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(exposedSecret) }
 }

@@ -6,7 +6,7 @@
 /// A run reads the fields it needs — ``id(at:)``, ``key(at:)``, ``endpoints(at:)``, … — from
 /// the stored sessions; the subscript makes a whole `Session` value (its key and label copied
 /// out), for the rest.
-public struct SessionList: RandomAccessCollection, Sendable {
+package struct SessionList: RandomAccessCollection, Sendable {
     /// The store's chunks, or the chunks made for an array's sessions.
     private let chunks: [SessionChunk]
     /// Endpoint lists by number, as when the list was made.
@@ -21,7 +21,7 @@ public struct SessionList: RandomAccessCollection, Sendable {
     private let copies: FrozenCopies?
 
     /// A list of `sessions` in their order (a run over sessions picked by hand).
-    public init(_ sessions: [Session]) {
+    package init(_ sessions: [Session]) {
         precondition(sessions.count <= Int(UInt32.max), "a list holds at most 2^32 - 1 sessions")
         var lists = EndpointLists()
         var chunks: [SessionChunk] = []
@@ -45,59 +45,59 @@ public struct SessionList: RandomAccessCollection, Sendable {
         self.copies = copies
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { slots.count }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { slots.count }
 
     /// The session at `position`, made from its stored fields.
-    public subscript(position: Int) -> Session {
+    package subscript(position: Int) -> Session {
         let (c, s) = place(position)
         return chunks[c].session(at: s, endpoints: lists[Int(chunks[c].lists[s])])
     }
 
     /// The id of the session at `position`.
-    public func id(at position: Int) -> SessionID {
+    package func id(at position: Int) -> SessionID {
         let (c, s) = place(position)
         return chunks[c].id(at: s)
     }
 
     /// The owner of the session at `position`.
-    public func ownerUID(at position: Int) -> UInt32 {
+    package func ownerUID(at position: Int) -> UInt32 {
         let (c, s) = place(position)
         return chunks[c].owners[s]
     }
 
     /// The endpoints the session at `position` names (an array shared by the sessions naming them).
-    public func endpoints(at position: Int) -> [String] {
+    package func endpoints(at position: Int) -> [String] {
         let (c, s) = place(position)
         return lists[Int(chunks[c].lists[s])]
     }
 
     /// How many endpoints the session at `position` names.
-    public func endpointCount(at position: Int) -> Int {
+    package func endpointCount(at position: Int) -> Int {
         let (c, s) = place(position)
         return lists[Int(chunks[c].lists[s])].count
     }
 
     /// The key of the session at `position` (secret: only for the call that sends it).
-    public func key(at position: Int) -> SessionKey {
+    package func key(at position: Int) -> SessionKey {
         let (c, s) = place(position)
         return chunks[c].key(at: s)
     }
 
     /// The label of the session at `position`, if it has one.
-    public func label(at position: Int) -> String? {
+    package func label(at position: Int) -> String? {
         let (c, s) = place(position)
         return chunks[c].label(at: s)
     }
 
     /// The attempts made so far for the session at `position`.
-    public func attempts(at position: Int) -> Int {
+    package func attempts(at position: Int) -> Int {
         let (c, s) = place(position)
         return chunks[c].extra(at: s)?.attempts ?? 0
     }
 
     /// Calls of a run over the list: every session's endpoints, counted.
-    public var callCount: Int {
+    package var callCount: Int {
         var total = 0
         for position in slots.indices { total += endpointCount(at: position) }
         return total

@@ -1,5 +1,6 @@
-import EventLoop
-import SessionCleanup
+import Basics
+import Configuration
+import Daemon
 
 /// `session-cleanup check-config [--config PATH] [--no-host-checks]`: validates like `ntpd -n`,
 /// so operators can check before a reload: every problem in every file, then (unless

@@ -1,5 +1,6 @@
+import Daemon
 import Glibc
-import SessionCleanup
+import Vocabulary
 
 /// The verbs, and the dispatch to each: global options, then the verb's own.
 enum CommandLineInterface {

@@ -1,4 +1,6 @@
-import SessionCleanup
+import Configuration
+import Control
+import Daemon
 
 /// `session-cleanup __complete CWORD WORD…`: the candidates for bash completion, one per line,
 /// computed from the verbs' descriptions (so completion never lags behind the parser). `CWORD`

@@ -1,5 +1,7 @@
+import Control
+import Daemon
 import Glibc
-import SessionCleanup
+import JSON
 
 extension ExitStatus {
     /// A client verb's "no": the daemon refused, or could not be reached (exit status 1).

@@ -1,6 +1,9 @@
+import Configuration
+import Daemon
 import EventLoop
 import Glibc
-import SessionCleanup
+import Journal
+import Systemd
 
 /// `session-cleanup daemon`: blocks the signals first, loads the configuration, runs.
 enum DaemonVerb: Verb {

@@ -1,5 +1,6 @@
-import EventLoop
-import SessionCleanup
+import Basics
+import Control
+import Daemon
 
 /// `session-cleanup end ID|--all [--json]`: ends sessions now, while the daemon runs.
 /// Exits 0 when all were ended, 75 when some are kept (their outcomes are printed), 1 on a refusal.

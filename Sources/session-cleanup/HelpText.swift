@@ -1,5 +1,3 @@
-import SessionCleanup
-
 /// The help texts, built from the verbs' descriptions so they never disagree with the parser.
 enum HelpText {
     /// Lines are wrapped to this width.

@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// `session-cleanup help [VERB]`: the global help, or one verb's (as `VERB --help`).
 enum HelpVerb: Verb {

@@ -1,5 +1,5 @@
-import EventLoop
-import SessionCleanup
+import Basics
+import JSON
 
 /// Control-protocol objects (`status`, `end`'s report) as aligned `label: value` lines for people.
 ///

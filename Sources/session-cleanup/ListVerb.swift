@@ -1,6 +1,6 @@
-import EventLoop
+import Basics
+import Daemon
 import Glibc
-import SessionCleanup
 
 /// `session-cleanup list`: the caller's sessions (root: everyone's), with what became of their
 /// last attempt, filtered if asked. Keys never appear: the protocol does not carry them back.

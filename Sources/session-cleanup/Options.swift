@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// A command-line mistake: printed with a pointer to the verb's `--help`, exit status 2.
 struct UsageError: Error {

@@ -1,5 +1,6 @@
+import Control
+import Daemon
 import Glibc
-import SessionCleanup
 import Sessions
 
 /// `session-cleanup register --endpoint NAME [--endpoint NAME…] [--label TEXT]`: registers the

@@ -1,4 +1,5 @@
-import SessionCleanup
+import Control
+import Daemon
 
 /// `session-cleanup reload`: the unit's `ExecReload=`. Asks the daemon to read its configuration
 /// again and returns once it is in force (exit 0), or once the daemon has refused it and kept the

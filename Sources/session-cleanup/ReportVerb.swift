@@ -1,4 +1,8 @@
-import SessionCleanup
+import Basics
+import Daemon
+import JSON
+import Journal
+import Vocabulary
 
 /// `session-cleanup report [--json] [--no-journal] [RUN_ID]`: what a run did (default: the last
 /// stop run, kept by the daemon across restarts), as the caller may see it; and, for root,

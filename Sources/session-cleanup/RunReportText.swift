@@ -1,5 +1,5 @@
-import EventLoop
-import SessionCleanup
+import Basics
+import JSON
 
 /// A run's report (`end`'s reply; the same summary `status` shows for the last run) for people:
 /// one sentence, a table of the calls, then whatever else the report holds.

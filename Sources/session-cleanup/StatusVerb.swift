@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// `session-cleanup status [--json]`: the daemon's state and its last stop run.
 enum StatusVerb: Verb {

@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// `session-cleanup unregister ID`: forgets a session without ending it.
 enum UnregisterVerb: Verb {

@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// One verb of the command line: what it is called, its help, and its work.
 ///

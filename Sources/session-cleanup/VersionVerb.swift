@@ -1,4 +1,4 @@
-import SessionCleanup
+import Daemon
 
 /// `session-cleanup version` (also `--version`, `-V`): the version of this program.
 enum VersionVerb: Verb {

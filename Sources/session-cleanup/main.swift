@@ -1,6 +1,5 @@
 // session-cleanup: the command line. Parses arguments, then hands over to one verb.
 // Synchronous on purpose: the daemon blocks its signals first thing, before any thread exists.
 import Glibc
-import SessionCleanup
 
 exit(CommandLineInterface.run(Array(CommandLine.arguments.dropFirst())).rawValue)

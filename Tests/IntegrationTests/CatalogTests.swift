@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import Journal
 
 /// The shipped message catalog is the event registry's, word for word. After changing an event
 /// in `JournalEvents.swift`, regenerate it:

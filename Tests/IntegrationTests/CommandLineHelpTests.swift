@@ -1,6 +1,7 @@
 import Foundation
-import SessionCleanup
 import XCTest
+
+@testable import Vocabulary
 
 /// The command line's own surface, with no daemon: each verb's help, the version in its three
 /// spellings, usage errors, which daemon `--user` means, and bash completion of verbs and options.

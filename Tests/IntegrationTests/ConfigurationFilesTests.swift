@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
 
 /// The loader and `check-config` on real files: drop-ins that are not regular files, CRLF
 /// files, a drop-in that is a link to a file of secrets.

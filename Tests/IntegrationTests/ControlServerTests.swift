@@ -1,9 +1,10 @@
-import EventLoop
 import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Control
+@testable import EventLoop
 @testable import Sessions
 
 /// A real `ControlServer` on a real `EventLoop`, turned by one dedicated thread; real sockets.

@@ -1,8 +1,9 @@
-import EventLoop
 import Foundation
 import Glibc
-import SessionCleanup
 import XCTest
+
+@testable import Basics
+@testable import Control
 
 /// The real binary's client verbs against a real `ControlServer` run by the test.
 final class ControlVerbTests: XCTestCase {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
 
 /// ``CredentialReader``: a credential file holds one line; its line ending goes, any other line
 /// break is refused — compared as bytes, since `"\r\n"` is one `Character`.

@@ -1,6 +1,7 @@
 import Foundation
-import SessionCleanup
 import XCTest
+
+@testable import Configuration
 
 /// Every configuration key the loader accepts is documented where operators look for it — the
 /// man page (under its section, with its default), README's table, the example configuration —
@@ -17,9 +18,9 @@ final class DocumentationTests: XCTestCase {
         try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
     }
 
-    /// `"BudgetSec"`-like literals anywhere in Sources/SessionCleanup.
+    /// `"BudgetSec"`-like literals anywhere in Sources.
     private func candidates() throws -> Set<String> {
-        let sources = Self.root.appendingPathComponent("Sources/SessionCleanup")
+        let sources = Self.root.appendingPathComponent("Sources")
         guard let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil) else {
             throw POSIXError(.ENOENT)
         }

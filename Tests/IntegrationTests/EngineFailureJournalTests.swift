@@ -1,10 +1,10 @@
-import EventLoop
 import Foundation
 import Glibc
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Control
+@testable import Daemon
+@testable import Sessions
 
 /// The daemon's run coordinator with a real store, engine and server: an engine-internal failure
 /// (a libcurl callback that failed) is journaled as `engine-error` — it once went to a property

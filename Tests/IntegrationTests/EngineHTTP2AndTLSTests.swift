@@ -1,8 +1,9 @@
-import EventLoop
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import HTTPEngine
+@testable import Vocabulary
 
 /// The engine against Debian's nginx on 127.0.0.1: HTTP/2 by ALPN, `HTTPVersion` pinning,
 /// multiplexing on few connections, and TLS sessions resumed across the engine's handles.

@@ -1,9 +1,10 @@
-import EventLoop
 import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import HTTPEngine
+@testable import Vocabulary
 
 /// The engine through real proxies on 127.0.0.1 (tinyproxy, a SOCKS5 proxy of the tests' own):
 /// only the proxy a request names is used, never the environment's.

@@ -1,8 +1,8 @@
-import EventLoop
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import EventLoop
 
 /// The event loop on real descriptors (pipes).
 final class EventLoopTests: XCTestCase {

@@ -1,10 +1,12 @@
 import CCurl
-import EventLoop
 import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import EventLoop
+@testable import HTTPEngine
+@testable import Vocabulary
 
 /// Collects completions on the loop's thread.
 private final class Completions {

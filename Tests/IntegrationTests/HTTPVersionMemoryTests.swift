@@ -1,9 +1,11 @@
-import EventLoop
 import Foundation
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Control
+@testable import Daemon
+@testable import Sessions
+@testable import TestSupport
+@testable import Vocabulary
 
 /// The remembered HTTP versions in a real state directory: written only when a run told
 /// something new, read back by the next daemon, and a failed write journaled, losing nothing else.

@@ -1,9 +1,10 @@
-import EventLoop
 import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import EventLoop
+@testable import Journal
 
 /// A datagram socket the test binds and reads (or not): journald's native socket, stood in for.
 private final class DatagramReceiver {
@@ -286,7 +287,10 @@ final class DaemonJournalTests: XCTestCase {
         for entry in all {
             XCTAssertNil(entry["_FAKE_BAD_ENTRY"], "\(entry)")
             XCTAssertEqual((entry["MESSAGE_ID"] as? String)?.count, 32, "\(entry)")
-            XCTAssertTrue((entry["CODE_FILE"] as? String)?.hasPrefix("SessionCleanup/") ?? false, "\(entry)")
+            // `#fileID`: the module and the file, e.g. `Daemon/Daemon.swift`.
+            let codeFile = try XCTUnwrap(entry["CODE_FILE"] as? String, "\(entry)")
+            XCTAssertEqual(codeFile.split(separator: "/").count, 2, "\(entry)")
+            XCTAssertTrue(codeFile.hasSuffix(".swift"), "\(entry)")
             XCTAssertFalse("\(entry)".contains("secret"), "no key in the journal")
         }
         func event(_ name: String) -> [[String: Any]] { all.filter { $0["SESSION_CLEANUP_EVENT"] as? String == name } }

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import Daemon
 
 /// Before a restart hand-over the daemon runs `check-config` of the binary on disk: a
 /// configuration the next process would refuse turns the restart into a stop run.

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
 
 /// State changes reach systemd even when PID 1's notify queue is full for a while: each test
 /// fills the queue, makes the daemon change state, waits 100 ms (PID 1 busy), then reads.

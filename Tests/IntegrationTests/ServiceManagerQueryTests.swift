@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Systemd
 
 /// The D-Bus question asked at SIGTERM, against buses that fail in the ways a real one can: not
 /// there, there but silent, hanging up. Each must end within its bound and say what failed, so

@@ -1,9 +1,11 @@
-import EventLoop
 import Foundation
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Daemon
+@testable import EventLoop
+@testable import Runs
+@testable import Sessions
+@testable import TestSupport
 
 /// While stopping, the store commits a stop run's results at most every
 /// `StoreCommitter.stopRunCommitDelay`, not once per loop turn, and the end of the stop still

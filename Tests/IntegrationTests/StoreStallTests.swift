@@ -1,9 +1,11 @@
 import Foundation
 import Glibc
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Control
+@testable import Daemon
+@testable import Sessions
+@testable import TestSupport
 
 /// The event loop stays responsive while the disk is slow: a commit's fdatasync or a compaction
 /// that takes as long as the test likes (the store's writer queues held) never holds up control

@@ -1,6 +1,8 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Endpoints
+@testable import Runs
 @testable import Sessions
 
 final class CallLineTests: XCTestCase {

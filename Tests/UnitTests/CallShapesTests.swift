@@ -1,7 +1,9 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Configuration
 @testable import Sessions
+@testable import Vocabulary
 
 final class CallShapesTests: XCTestCase {
     func testResultsWithTheSameEndpointAndOutcomeShareOneShapeAndReadBackTheirOwn() {

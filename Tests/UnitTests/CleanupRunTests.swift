@@ -1,8 +1,12 @@
-import EventLoop
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import EventLoop
+@testable import HTTPEngine
+@testable import Runs
 @testable import Sessions
+@testable import TestSupport
+@testable import Vocabulary
 
 final class CleanupRunTests: XCTestCase {
     private let clock = ManualClock()

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
 
 final class ConfigurationTests: XCTestCase {
     private func load(_ files: [(String, String)]) throws -> Configuration {

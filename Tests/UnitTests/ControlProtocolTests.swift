@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import Control
+@testable import JSON
 @testable import Sessions
 
 final class ControlProtocolTests: XCTestCase {

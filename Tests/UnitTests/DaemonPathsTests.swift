@@ -1,5 +1,6 @@
-import SessionCleanup
 import XCTest
+
+@testable import Daemon
 
 final class DaemonPathsTests: XCTestCase {
     private func environment(_ values: [String: String]) -> (String) -> String? { { values[$0] } }

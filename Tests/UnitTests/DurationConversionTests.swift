@@ -1,5 +1,7 @@
-import EventLoop
 import XCTest
+
+@testable import Basics
+@testable import EventLoop
 
 final class DurationConversionTests: XCTestCase {
     func testMicrosecondsTruncateTowardZeroAndClampAtInt64() {

@@ -1,7 +1,7 @@
-import EventLoop
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Configuration
 
 final class DurationParserTests: XCTestCase {
     func testParsesSystemdTimeSpans() {

@@ -1,7 +1,9 @@
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Endpoints
+@testable import Sessions
+@testable import Vocabulary
 
 /// `HTTPVersion=`, `Proxy=`, `NoProxy=`, `ProxyCredential=`, `MaxConnectionsPerHost=`.
 final class EndpointTransportSettingsTests: XCTestCase {

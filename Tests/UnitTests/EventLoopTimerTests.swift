@@ -1,7 +1,7 @@
-import EventLoop
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import TestSupport
 
 final class EventLoopTimerTests: XCTestCase {
     func testTimersDueAtTheSameInstantRunInTheOrderTheyWereScheduled() throws {

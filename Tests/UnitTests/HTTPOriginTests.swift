@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Endpoints
+@testable import Vocabulary
 
 final class HTTPOriginTests: XCTestCase {
     func testSchemeHostAndPortWithDefaults() {

@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Daemon
+@testable import Vocabulary
 
 final class HTTPVersionDocumentTests: XCTestCase {
     private let one = HTTPOrigin(isTLS: true, host: "auth.example.com", port: 443)

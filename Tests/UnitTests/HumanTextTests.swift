@@ -1,5 +1,6 @@
-import SessionCleanup
 import XCTest
+
+@testable import Basics
 
 final class HumanTextTests: XCTestCase {
     func testCountsTakeTheRightPlural() {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
+@testable import JSON
 
 /// ``JSONWriter``: the text Foundation's `JSONEncoder` wrote (sorted keys), byte for byte.
 final class JSONWriterTests: XCTestCase {

@@ -1,7 +1,7 @@
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Journal
+@testable import Sessions
 
 final class JournalEncodingTests: XCTestCase {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

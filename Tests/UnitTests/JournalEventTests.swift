@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Journal
 
 /// The event registry: stable, unique ids, and priorities that keep floods out of the pools the
 /// lifecycle and summary entries use (journald rate-limits per unit and per pool of priorities).

@@ -1,7 +1,9 @@
-import EventLoop
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import Journal
+@testable import Systemd
+@testable import TestSupport
 
 final class JournalFieldTests: XCTestCase {
     func testEveryFieldNameTheDaemonUsesIsOneJournaldKeeps() {

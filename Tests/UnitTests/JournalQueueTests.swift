@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Journal
 
 final class JournalQueueTests: XCTestCase {
     private func entry(_ tag: UInt8, _ size: Int = 10) -> [UInt8] { [UInt8](repeating: tag, count: size) }

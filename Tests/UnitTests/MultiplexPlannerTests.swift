@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import HTTPEngine
 
 final class MultiplexPlannerTests: XCTestCase {
     func testPlainHTTPIsNeverHeldOrWaiting() {

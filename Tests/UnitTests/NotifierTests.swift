@@ -1,8 +1,9 @@
-import EventLoop
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import Systemd
+@testable import TestSupport
 
 /// A notify socket whose queue the test fills and drains; its descriptor is a real socket (always
 /// writable) so the event loop can watch it.

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Runs
 
 final class OriginGateTests: XCTestCase {
     private let origin = "http://127.0.0.1:9"

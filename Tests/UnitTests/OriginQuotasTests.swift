@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Runs
 
 final class OriginQuotasTests: XCTestCase {
     func testAnOriginsQuotaIsItsPartOfTheConcurrencyByItsCallsRoundedUp() {

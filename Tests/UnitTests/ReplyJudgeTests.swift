@@ -1,7 +1,9 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Endpoints
 @testable import Sessions
+@testable import Vocabulary
 
 final class ReplyJudgeTests: XCTestCase {
     private let endpoint = EndpointConfiguration(name: "auth", url: "http://h/{session}")

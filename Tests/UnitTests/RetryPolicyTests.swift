@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Runs
+@testable import TestSupport
 
 final class RetryPolicyTests: XCTestCase {
     private let clock = ManualClock()

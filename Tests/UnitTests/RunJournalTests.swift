@@ -1,8 +1,11 @@
-import EventLoop
 import XCTest
 
-@testable import SessionCleanup
+@testable import EventLoop
+@testable import Journal
+@testable import Runs
 @testable import Sessions
+@testable import TestSupport
+@testable import Vocabulary
 
 /// The per-call journaling policy: what a run writes, and that it always adds up.
 final class RunJournalTests: XCTestCase {

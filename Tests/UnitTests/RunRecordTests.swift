@@ -1,7 +1,10 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Daemon
+@testable import JSON
 @testable import Sessions
+@testable import Vocabulary
 
 /// The durable run report (`session-cleanup report`): what is kept, how it reads back, who sees what.
 final class RunRecordTests: XCTestCase {

@@ -1,7 +1,8 @@
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Sessions
+@testable import Vocabulary
 
 final class RunReportTests: XCTestCase {
     func testCallCountsNameEveryOutcomeThatOccursAndOnlyThose() {

@@ -1,7 +1,8 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Runs
 @testable import Sessions
+@testable import Vocabulary
 
 final class RunResultsTests: XCTestCase {
     private func session(_ endpoints: [String]) -> Session {

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import HTTPEngine
 
 final class SecretScrubberTests: XCTestCase {
     func testPathQueryUserInfoAndHeaderValuesAreRemovedButTheHostStays() {

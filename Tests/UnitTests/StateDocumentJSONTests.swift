@@ -1,8 +1,9 @@
 import Foundation
 import XCTest
 
-@testable import SessionCleanup
-@testable import Sessions
+@testable import Daemon
+@testable import JSON
+@testable import Vocabulary
 
 /// The state directory's JSON documents: written as earlier versions' `JSONEncoder` wrote them,
 /// and what those versions wrote reads back.

@@ -1,6 +1,8 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Runs
+@testable import TestSupport
+@testable import Vocabulary
 
 final class StopBudgetTests: XCTestCase {
     func testTimeRemainingCountsDownWithTheClockAndStopsAtZero() {
@@ -34,7 +36,7 @@ final class StopBudgetTests: XCTestCase {
     func testExpirationHandlerRunsExactlyOnce() {
         let clock = ManualClock()
         let budget = StopBudget(total: .seconds(1), minimumRequest: .zero, clock: clock)
-        var reasons: [StopBudget.ExpiryReason] = []
+        var reasons: [RunExpiryReason] = []
         budget.onExpiration { reasons.append($0) }
         XCTAssertFalse(budget.expireIfDue(), "not due yet")
         clock.advance(.seconds(1))
@@ -47,7 +49,7 @@ final class StopBudgetTests: XCTestCase {
     func testSecondSignalExpiresAtOnceAndNothingMayStartAfterwards() {
         let clock = ManualClock()
         let budget = StopBudget(total: .seconds(30), minimumRequest: .seconds(1), clock: clock)
-        var reasons: [StopBudget.ExpiryReason] = []
+        var reasons: [RunExpiryReason] = []
         budget.onExpiration { reasons.append($0) }
         XCTAssertTrue(budget.expire(reason: .secondSignal))
         XCTAssertEqual(reasons, [.secondSignal])

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import JSON
 
 final class StrictJSONTests: XCTestCase {
     private func read(_ text: String, maxDepth: Int = 64) throws -> StrictJSON.Document {

@@ -1,7 +1,9 @@
 import Glibc
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Daemon
+@testable import Systemd
 
 final class TerminationDecisionTests: XCTestCase {
     private let unit = ServiceManagerUnit(manager: .system, name: "session-cleanup.service")

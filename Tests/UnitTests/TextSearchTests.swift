@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import Basics
 
 /// ``StringProtocol/containsText(_:)`` and its kin: UTF-8 bytes compared, every occurrence found.
 final class TextSearchTests: XCTestCase {

@@ -1,7 +1,10 @@
-import Sessions
 import XCTest
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Endpoints
+@testable import HTTPEngine
+@testable import Sessions
+@testable import Vocabulary
 
 final class TransferPoolTests: XCTestCase {
     private func request(caFile: String? = nil, version: HTTPRequest.Version = .automatic, proxy: HTTPProxy? = nil)

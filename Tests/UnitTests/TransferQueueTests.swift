@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import HTTPEngine
+@testable import Vocabulary
 
 final class TransferQueueTests: XCTestCase {
     private let a = HTTPOrigin(isTLS: false, host: "a.example", port: 80)

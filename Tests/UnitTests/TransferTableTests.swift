@@ -1,6 +1,7 @@
 import XCTest
 
-@testable import SessionCleanup
+@testable import HTTPEngine
+@testable import Vocabulary
 
 final class TransferTableTests: XCTestCase {
     private final class Item {

@@ -1,7 +1,8 @@
 import CCurl
 import XCTest
 
-@testable import SessionCleanup
+@testable import HTTPEngine
+@testable import Vocabulary
 
 final class TransportFailureKindTests: XCTestCase {
     func testCurlCodesMapToFailureKinds() {

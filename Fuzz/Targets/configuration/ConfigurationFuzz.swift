@@ -1,5 +1,5 @@
+import Configuration
 import FuzzSupport
-import SessionCleanup
 
 /// The configuration parser and loader: a main file and drop-ins, any bytes.
 ///

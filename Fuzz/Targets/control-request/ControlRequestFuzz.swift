@@ -1,6 +1,7 @@
+import Control
 import Foundation
 import FuzzSupport
-import SessionCleanup
+import JSON
 
 /// Control-request decoding: any line a local client may send, and the JSON reader and writer
 /// under it.

@@ -2,7 +2,7 @@ import FuzzSupport
 
 /// libFuzzer's entry point: one input, one run.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+package func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     ControlRequestFuzz.run(Fuzz.bytes(data, size))
     return 0
 }

@@ -1,5 +1,6 @@
+import Daemon
 import FuzzSupport
-import SessionCleanup
+import Vocabulary
 
 /// The state directory's `http-versions` record: any bytes a damaged or hand-edited file may hold.
 ///

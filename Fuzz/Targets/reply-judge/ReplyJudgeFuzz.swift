@@ -1,6 +1,8 @@
+import Configuration
+import Endpoints
 import Foundation
 import FuzzSupport
-import SessionCleanup
+import Vocabulary
 
 /// The reply judge: any status and body a server may send.
 ///

@@ -1,6 +1,6 @@
+import Basics
 import FuzzSupport
 import Glibc
-import SessionCleanup
 
 /// Directories the target writes stores into: one per process under `$TMPDIR` (scripts/fuzz.sh
 /// points it at a directory of its own in /dev/shm), one per input below it, removed after use.

@@ -1,8 +1,10 @@
-import EventLoop
 import Foundation
 import Glibc
 
-@testable import SessionCleanup
+@testable import Basics
+@testable import Control
+@testable import EventLoop
+@testable import JSON
 
 /// Runs an `EventLoop` on one dedicated thread, the only thread that touches the loop and what is
 /// registered with it while it runs. Other threads reach it through ``sync(_:)``.

@@ -1,7 +1,9 @@
-import EventLoop
 import Foundation
 
-@testable import SessionCleanup
+@testable import Configuration
+@testable import Daemon
+@testable import EventLoop
+@testable import TestSupport
 
 /// The daemon's run coordinator without the daemon around it: a real event loop, store (in
 /// `scratch`/state) and configuration, journaling to memory. The test drives the loop.

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-@testable import SessionCleanup
+@testable import Basics
 
 /// A datagram socket the test owns and points `NOTIFY_SOCKET` at: receives exactly the
 /// messages the daemon sends with `sd_notify`.

@@ -1,0 +1,133 @@
+import Vocabulary
+
+/// The daemon's configuration: `session-cleanup.conf` plus its drop-ins.
+///
+/// ```
+/// [Stop]
+/// BudgetSec=25s
+/// [Endpoint]
+/// Name=auth
+/// URL=https://auth.example.com/user/{session}/endsession
+/// ```
+/// Every default is written next to its property. Unknown sections and keys are errors:
+/// a typo must not silently become a default.
+package struct Configuration: Sendable, Equatable {
+    /// `[Stop]`: how a stop run spends its budget.
+    package var stop = StopSettings()
+    /// `[Start]`: what happens after start-up.
+    package var start = StartSettings()
+    /// `[Control]`: the control socket.
+    package var control = ControlSettings()
+    /// `[Endpoint]` sections, in the order first defined.
+    package var endpoints: [EndpointConfiguration] = []
+
+    /// The defaults (no endpoints).
+    package init() {}
+
+    /// The default main file.
+    package static let defaultPath = "/etc/session-cleanup/session-cleanup.conf"
+
+    /// The endpoint called `name`.
+    package func endpoint(named name: String) -> EndpointConfiguration? {
+        endpoints.first { $0.name == name }
+    }
+}
+
+/// `[Stop]` settings.
+package struct StopSettings: Sendable, Equatable {
+    /// `BudgetSec=`: the time a stop run may take, from SIGTERM to exit. Keep it below the
+    /// unit's `TimeoutStopSec=` (30 s); the daemon extends systemd's timeout when it is not.
+    package var budget: Duration = .seconds(25)
+    /// The longest `BudgetSec=` accepted: systemd gives a whole poweroff or reboot 30 min
+    /// (`JobTimeoutSec=` of `poweroff.target`/`reboot.target`) before it forces it.
+    package static let maximumBudget: Duration = .seconds(30 * 60)
+    /// `MinimumRequestSec=`: no request starts when less than this remains of the budget.
+    package var minimumRequest: Duration = .seconds(1)
+    /// `MaxConcurrentRequests=`: calls in flight at once (which bounds connections per host too;
+    /// see `MaxConnectionsPerHost=`).
+    package var maxConcurrentRequests = 256
+    /// `RetryDelaySec=`: the first retry's backoff; doubled each retry, with jitter.
+    package var retryDelay: Duration = .milliseconds(250)
+    /// `MaxAttempts=`: requests per call at most (1 = no retries).
+    package var maxAttempts = 4
+    /// `OnRestart=`: whether a restart of the unit keeps the sessions (`keep`) or ends them.
+    package var onRestart = OnRestartPolicy.keep
+}
+
+/// `[Start]` settings.
+package struct StartSettings: Sendable, Equatable {
+    /// `LeftoverBudgetSec=`: the budget for ending, after start-up, sessions an earlier stop run
+    /// could not end.
+    package var leftoverBudget: Duration = .seconds(60)
+}
+
+/// `[Control]` settings.
+package struct ControlSettings: Sendable, Equatable {
+    /// `SocketMode=`: who may connect (octal). Authorization inside is by peer uid.
+    package var socketMode: UInt32 = 0o660
+    /// `SocketGroup=`: the socket's group; empty keeps the daemon's own.
+    package var socketGroup = ""
+    /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.
+    package var maxSessionsPerUser = 10_000
+}
+
+/// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.
+package enum OnRestartPolicy: String, Sendable, Equatable {
+    /// Keep them: the restarted daemon has them all (the default).
+    case keep
+    /// End them, as a stop does.
+    case end
+}
+
+/// How an endpoint's reply is judged.
+package enum SuccessRule: String, Sendable, Equatable {
+    /// The reply is a JSON object whose one `success` member is `true` or a non-zero integer.
+    case jsonSuccess = "json-success"
+    /// Any 2xx status.
+    case anyTwoHundred = "2xx"
+}
+
+/// One `[Endpoint]`: a named HTTP call that ends a session at one service.
+package struct EndpointConfiguration: Sendable, Equatable {
+    /// `Name=`: how sessions refer to it (`[A-Za-z0-9_.-]`).
+    package var name: String
+    /// `URL=`: http or https, with `{session}` where the (percent-encoded) key goes.
+    package var url: String
+    /// `Method=`: GET (the original call), POST, PUT or DELETE.
+    package var method = "GET"
+    /// `TimeoutSec=`: one request's timeout, further capped by the budget's time remaining.
+    package var timeout: Duration = .seconds(20)
+    /// `Success=`: how a reply is judged.
+    package var success: SuccessRule = .jsonSuccess
+    /// `GoneStatus=`: statuses meaning "already ended", counted as ended.
+    package var goneStatuses: [Int] = [404, 410]
+    /// `Header=`: extra `Name: value` headers (may use `{session}`).
+    package var headers: [String] = []
+    /// `Body=`: a request body template (may use `{session}`).
+    package var body: String?
+    /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
+    package var tokenCredential: String?
+    /// `CAFile=`: a private CA bundle to verify the server against.
+    package var caFile: String?
+    /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;
+    /// chosen from the benchmark, see BENCHMARKS.md), `1.1` or `2`.
+    package var httpVersion: HTTPRequest.Version = .automatic
+    /// `Proxy=`: `http://`, `https://` or `socks5h://host:port`; nil: no proxy, whatever the
+    /// environment says.
+    package var proxy: String?
+    /// `NoProxy=`: hosts reached directly although `Proxy=` is set (comma-separated, libcurl's
+    /// `NOPROXY` syntax); empty: none.
+    package var noProxy = ""
+    /// `ProxyCredential=`: a systemd credential holding `user:password` for the proxy.
+    package var proxyCredential: String?
+    /// `MaxConnectionsPerHost=`: calls in flight (so connections open) to this endpoint's host
+    /// and port at once; nil: bounded by `MaxConcurrentRequests=` only. Endpoints sharing a host
+    /// share the smallest value.
+    package var maxConnectionsPerHost: Int?
+
+    /// Creates an endpoint with defaults for everything but its name and URL.
+    package init(name: String, url: String) {
+        self.name = name
+        self.url = url
+    }
+}

@@ -1,0 +1,177 @@
+import Basics
+import Glibc
+
+/// What `check-config` checks beyond the files' own meaning: that what the configuration names
+/// exists on this host and is usable by the service, so a mistake shows now and not at the
+/// shutdown that needed it.
+///
+/// - every `CAFile=` exists, is a regular file the service user can read, and holds PEM
+///   certificates (each block's base64 decodes to a DER sequence);
+/// - `SocketGroup=` names a group that exists (it is used when the daemon makes its own socket);
+/// - warnings: a `BudgetSec=` long enough to hold up every shutdown noticeably; a service user
+///   that does not exist (the files' readability could not be checked for it).
+package enum ConfigurationCheck {
+    /// The user the packaged service runs as (`systemd/session-cleanup.sysusers`).
+    package static let serviceUser = "session-cleanup"
+    /// A budget above this holds every shutdown up for that long when servers do not answer.
+    package static let longBudget: Duration = .seconds(300)
+
+    /// What was found: problems make the configuration invalid; warnings do not.
+    package struct Findings: Sendable, Equatable {
+        /// Errors, naming the file and line of the setting.
+        package var problems: [ConfigurationProblem] = []
+        /// Warnings, likewise.
+        package var warnings: [ConfigurationProblem] = []
+    }
+
+    /// Checks `configuration`, whose settings were last assigned where `origins` says (key
+    /// `Endpoint.NAME.CAFile`, `Control.SocketGroup`, `Stop.BudgetSec`; missing: no line).
+    /// `serviceUser` is the account the files must be readable by (nil: the caller's own).
+    package static func check(
+        _ configuration: Configuration, origins: [String: ConfigAssignment] = [:], serviceUser: String? = serviceUser
+    ) -> Findings {
+        var findings = Findings()
+        func at(_ key: String) -> (file: String, line: Int) {
+            (origins[key]?.file ?? "", origins[key]?.line ?? 0)
+        }
+        var account: (uid: uid_t, gid: gid_t, groups: [gid_t])?
+        let caFiles = configuration.endpoints.contains { $0.caFile != nil }
+        if let serviceUser {
+            account = AccountLookup.account(serviceUser)
+            if account == nil && caFiles {
+                findings.warnings.append(
+                    ConfigurationProblem(
+                        file: "", line: 0,
+                        "user '\(serviceUser)' does not exist here (systemd-sysusers creates it from the package): "
+                            + "CAFile= was checked for this user, not for the service"))
+            }
+        }
+        for endpoint in configuration.endpoints {
+            guard let path = endpoint.caFile else { continue }
+            let (file, line) = at("Endpoint.\(endpoint.name).CAFile")
+            if let problem = caFileProblem(path, readableBy: account) {
+                findings.problems.append(
+                    ConfigurationProblem(file: file, line: line, "CAFile= of [Endpoint] '\(endpoint.name)': \(problem)")
+                )
+            }
+        }
+        let group = configuration.control.socketGroup
+        if !group.isEmpty {
+            do {
+                _ = try AccountLookup.groupID(group)
+            } catch {
+                let (file, line) = at("Control.SocketGroup")
+                findings.problems.append(ConfigurationProblem(file: file, line: line, "SocketGroup=\(group): \(error)"))
+            }
+        }
+        if configuration.stop.budget > longBudget {
+            let (file, line) = at("Stop.BudgetSec")
+            findings.warnings.append(
+                ConfigurationProblem(
+                    file: file, line: line,
+                    "BudgetSec= is \(configuration.stop.budget.humanReadable): every stop, reboot and poweroff may wait "
+                        + "that long for servers that do not answer"))
+        }
+        // In file and line order, like the loader's.
+        let byLine: (ConfigurationProblem, ConfigurationProblem) -> Bool = { ($0.file, $0.line) < ($1.file, $1.line) }
+        findings.problems.sort(by: byLine)
+        findings.warnings.sort(by: byLine)
+        return findings
+    }
+
+    /// Why `path` cannot serve as a CA bundle, or nil.
+    static func caFileProblem(_ path: String, readableBy account: (uid: uid_t, gid: gid_t, groups: [gid_t])?) -> String?
+    {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReading.contents(of: path, limit: 16 << 20)
+        } catch {
+            return "\(error)"
+        }
+        if let account, let reason = AccountLookup.unreadable(path, by: account) {
+            return "user '\(serviceUser)' cannot read it (\(reason))"
+        }
+        return PEMCertificates.problem(in: bytes)
+    }
+}
+
+/// PEM certificate bundles: `-----BEGIN CERTIFICATE-----`, base64, `-----END CERTIFICATE-----`.
+enum PEMCertificates {
+    /// Why `bytes` is not a bundle of at least one certificate, or nil. Other PEM blocks (a
+    /// private key by mistake) do not count as certificates.
+    static func problem(in bytes: [UInt8]) -> String? {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return "not text (is it DER? convert it to PEM)"
+        }
+        let begin = "-----BEGIN CERTIFICATE-----"
+        let end = "-----END CERTIFICATE-----"
+        var certificates = 0
+        var rest = Substring(text)
+        while let start = rest.rangeOfText(begin) {
+            guard let stop = rest[start.upperBound...].rangeOfText(end) else {
+                return "certificate \(certificates + 1) has no END line"
+            }
+            let body = rest[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }
+            guard let der = Base64.decode(String(body)), isDERSequence(der) else {
+                return "certificate \(certificates + 1) is not valid base64 DER"
+            }
+            certificates += 1
+            rest = rest[stop.upperBound...]
+        }
+        return certificates > 0 ? nil : "no PEM certificate in it (expected \(begin) blocks)"
+    }
+
+    /// A DER SEQUENCE whose length covers exactly the bytes.
+    private static func isDERSequence(_ der: [UInt8]) -> Bool {
+        guard der.count >= 2, der[0] == 0x30 else { return false }
+        let first = Int(der[1])
+        if first < 0x80 { return der.count == 2 + first }
+        let octets = first & 0x7F
+        guard (1...4).contains(octets), der.count >= 2 + octets else { return false }
+        var length = 0
+        for byte in der[2..<(2 + octets)] { length = length << 8 | Int(byte) }
+        return der.count == 2 + octets + length
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding).
+enum Base64 {
+    static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        var padding = 0
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "/"): value = 63
+            case UInt8(ascii: "="):
+                padding += 1
+                continue
+            default: return nil
+            }
+            guard padding == 0 else { return nil }  // data after padding
+            values.append(value)
+        }
+        guard (values.count + padding) % 4 == 0, padding <= 2 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index + 1 < values.count {
+            let chunk = values[index..<min(index + 4, values.count)]
+            let a = chunk[chunk.startIndex]
+            let b = chunk[chunk.startIndex + 1]
+            out.append(a << 2 | b >> 4)
+            if chunk.count > 2 {
+                let c = chunk[chunk.startIndex + 2]
+                out.append((b & 0x0F) << 4 | c >> 2)
+                if chunk.count > 3 { out.append((c & 0x03) << 6 | chunk[chunk.startIndex + 3]) }
+            }
+            index += 4
+        }
+        return out
+    }
+}

@@ -1,0 +1,45 @@
+import Configuration
+
+/// The configuration as the daemon loads it, at start and at every reload: the files (with
+/// ``ConfigurationLoader``), then what only the daemon, inside its unit, can check — that every
+/// `TokenCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
+/// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed.
+package enum DaemonConfigurationLoader {
+    /// Loads and checks; throws the first problem of the files, or every missing credential.
+    package static func load(_ paths: DaemonPaths) throws(ConfigurationError) -> (Configuration, [String]) {
+        let (configuration, files) = try ConfigurationLoader.load(
+            path: paths.configFile, required: paths.configRequired)
+        try checkCredentials(of: configuration, in: paths.credentialsDirectory)
+        return (configuration, files)
+    }
+
+    /// Throws when a `TokenCredential=` or `ProxyCredential=` cannot be read from `directory` (or a
+    /// proxy credential is not `user:password`), naming each such credential and the endpoints
+    /// that use it (never its value).
+    package static func checkCredentials(of configuration: Configuration, in directory: String?)
+        throws(ConfigurationError)
+    {
+        var problems: [String] = []
+        var seen: Set<String> = []
+        let kinds: [(key: String, name: (EndpointConfiguration) -> String?)] = [
+            ("TokenCredential", \.tokenCredential), ("ProxyCredential", \.proxyCredential),
+        ]
+        for (key, name) in kinds {
+            for endpoint in configuration.endpoints {
+                guard let credential = name(endpoint), seen.insert(key + credential).inserted else { continue }
+                do {
+                    let text = try CredentialReader.token(named: credential, in: directory)
+                    if key == "ProxyCredential", !text.dropFirst().contains(":") {
+                        throw ConfigurationError(
+                            file: "", line: 0, "credential '\(credential)' must hold user:password")
+                    }
+                } catch {
+                    let users = configuration.endpoints.filter { name($0) == credential }.map(\.name)
+                    problems.append("[Endpoint] \(users.joined(separator: ", ")) \(key)=\(credential): \(error)")
+                }
+            }
+        }
+        guard !problems.isEmpty else { return }
+        throw ConfigurationError(file: "", line: 0, problems.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,253 @@
+import Basics
+import Control
+import EventLoop
+import Journal
+import Runs
+import Sessions
+
+/// The session store as the daemon uses it: opened at start (what loading found journaled), its
+/// writer's results collected on the event loop, its changes made from control requests and
+/// runs, and what it suffers — failed commits, recovery, compactions — journaled.
+///
+/// The commit policy lives in ``SessionStore``: a change from a client is answered once it is
+/// durable (or "not saved", and then it is nowhere); what is staged while a commit is being
+/// written goes into the next one (group commit); compaction runs in the background and never
+/// while stopping. The loop never waits for the disk, except at the two edges of a stop.
+final class StoreCommitter {
+    /// The store; changes go through this type so that replies and journal entries follow them.
+    let store: SessionStore
+    /// Called whenever the number of stored sessions changes (for `STATUS=`).
+    var onSessionCountChanged: () -> Void = {}
+    /// Registrations and unregistrations that took effect, journaled at debug with a periodic
+    /// summary.
+    let registrations: RegistrationJournal
+
+    /// How long a stop run's results wait, once the first is staged, before they are committed
+    /// together with what follows them. Without it, a fast run hands the writer a commit per
+    /// loop turn of a few milliseconds, and those fdatasyncs were a fifth of the stop run's CPU
+    /// (issue 10). The cost: a crash within this window ends those sessions again after the next
+    /// start. Registrations are refused by then; an unregistration's answer may wait this long.
+    static let stopRunCommitDelay: Duration = .milliseconds(25)
+
+    private let loop: EventLoop
+    private let journal: any JournalSink
+    private var isClosed = false
+    /// `.zero` until the stop begins, then ``stopRunCommitDelay``.
+    private var commitDelay: Duration = .zero
+
+    /// Opens the store in `directory`, journaling what loading found (damage included), and
+    /// starts collecting its writer's results on `loop`.
+    init(directory: String, loop: EventLoop, journal: any JournalSink) throws {
+        let (store, report) = try SessionStore.open(directory: directory)
+        self.store = store
+        self.loop = loop
+        self.journal = journal
+        registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
+        Self.recordLoad(report, journal)
+        store.onEvent = { [journal] event in Self.record(event, journal) }
+        // Everything staged in one turn of the loop (the requests of every ready client, the
+        // results of every finished call) goes into one commit: one fdatasync for them all;
+        // while stopping, everything staged within `commitDelay`.
+        store.onStaged = { [weak self, weak store, loop] in
+            loop.schedule(after: self?.commitDelay ?? .zero) { store?.submitStaged() }
+        }
+        try loop.watch(store.completionDescriptor) { [store] _ in store.processCompletions() }
+    }
+
+    // MARK: Changes
+
+    /// Registers `session`: `reply` gets `response` once it is durable — and only then is it
+    /// journaled as registered — or "not saved" (and the session is then not kept anywhere).
+    func register(
+        _ session: Session, reply: @escaping (ControlResponse) -> Void, response: ControlResponse
+    ) throws {
+        try store.register(session) { [weak self] error in
+            if let error {
+                reply(.failure(.internal, "\(error)"))
+                return
+            }
+            self?.onSessionCountChanged()
+            self?.registrations.registered(session)
+            reply(response)
+        }
+    }
+
+    /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable
+    /// (journaled as unregistered then).
+    func unregister(_ session: Session, by uid: UInt32, reply: @escaping (ControlResponse) -> Void) {
+        store.unregister(session.id) { [weak self] error in
+            if let error {
+                reply(.failure(.internal, "\(error)"))
+                return
+            }
+            self?.onSessionCountChanged()
+            self?.registrations.unregistered(session, by: uid)
+            reply(.success)
+        }
+    }
+
+    /// Records what a run did to one session: removed when ended at every endpoint; otherwise
+    /// its outcome and attempts, without the endpoints that did end it (a server asked to end a
+    /// session twice may well say no). With `configured` (a stop run), endpoints not in it are
+    /// dropped from the session too, journaled: they cannot be called, and a session left with no
+    /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Written by the store's next
+    /// commit, retried until durable.
+    func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
+        if result.ended {
+            if store.recordEnded(result.id) { onSessionCountChanged() }
+            return
+        }
+        guard let session = store.session(id: result.id) else { return }
+        let left = session.endpoints.filter { !result.endedEndpoints.contains($0) }
+        let dropped = configured.map { names in left.filter { !names.contains($0) } } ?? []
+        if !dropped.isEmpty { recordDropped(session, dropped) }
+        let kept = left.filter { !dropped.contains($0) }
+        guard !kept.isEmpty else {
+            if store.recordEnded(result.id) { onSessionCountChanged() }
+            return
+        }
+        if kept != session.endpoints {
+            var changed = session
+            changed.endpoints = kept
+            store.replace(changed)
+        }
+        store.recordOutcome(id: result.id, outcome: result.outcome.word, attemptsDelta: result.attempts)
+    }
+
+    private func recordDropped(_ session: Session, _ endpoints: [String]) {
+        let names = endpoints.joined(separator: " ")
+        journal.record(
+            JournalEntry(
+                .endpointsDropped,
+                "Session \(session.id): endpoint \(endpoints.joined(separator: ", ")) not configured any more, "
+                    + "dropped from the session without a call",
+                [
+                    JournalField(.sessionID, session.id), JournalField(.endpoint, names),
+                    JournalField(.ownerUID, session.ownerUID),
+                ]))
+    }
+
+    /// Waits (blocking the loop, so only where that is meant: at start, before `READY=1`) until
+    /// what is staged is durable; throws if it could not be written.
+    func commitNow(timeout: Duration = .seconds(10)) throws {
+        guard !store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp)) else { return }
+        throw StoreError(
+            kind: .syncFailed, message: "the session store in \(store.directoryPath) could not save its changes",
+            path: store.directoryPath)
+    }
+
+    // MARK: Stopping
+
+    /// A stop begins: no more compaction, and registrations already being written are waited
+    /// for (briefly: one fdatasync, normally), so that they are answered and in the stop run.
+    /// From now on results are committed at most every ``stopRunCommitDelay`` (and all at once
+    /// by ``settle(timeout:)``).
+    func beginStop() {
+        store.beginShutdown()
+        store.flush(timeoutMilliseconds: 1_000)
+        commitDelay = Self.stopRunCommitDelay
+    }
+
+    /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
+    /// sessions the files hold — more than `store.count` when removals of ended sessions could
+    /// not be written (they are ended again after the next start, and the stop must not claim
+    /// otherwise) — and whether everything was saved.
+    func settle(timeout: Duration) -> (kept: Int, saved: Bool) {
+        let began = loop.clock.now()
+        let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
+        if saved && store.count == 0 {
+            // Every session ended: their keys must not wait on disk for the next start.
+            let left = timeout - loop.clock.now().duration(since: began)
+            store.eraseIfEmpty(timeoutMilliseconds: Int(max(.zero, left).millisecondsRoundedUp))
+        }
+        let kept = store.durableCount
+        if !saved {
+            let unsaved = kept - store.count
+            journal.record(
+                JournalEntry(
+                    .storeWriteFailed,
+                    "Session store not saved before exit: \(unsaved) ended sessions are still in it and will be "
+                        + "ended again after the next start; outcomes of the others may be older than this run",
+                    [
+                        JournalField(.error, "changes not durable within \(timeout.humanReadable) of the stop's end"),
+                        JournalField(.sessionsLeft, kept),
+                    ]))
+        }
+        return (kept, saved)
+    }
+
+    /// Stops collecting results and closes the store's files.
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unwatch(store.completionDescriptor)
+        store.close()
+    }
+
+    // MARK: Journal
+
+    private static func record(_ event: StoreEvent, _ journal: any JournalSink) {
+        switch event {
+        case .commitFailed(let error, let recovering):
+            journal.record(
+                JournalEntry(
+                    .storeWriteFailed,
+                    "Session store not saved: \(error)"
+                        + (recovering ? "; rewriting it from memory before the next commit" : ""),
+                    [JournalField(.error, error.description)]))
+        case .recovered(let sessions, let recreated):
+            journal.record(
+                JournalEntry(
+                    .storeRecovered,
+                    "Session store rewritten from memory with \(HumanText.count(sessions, "session"))"
+                        + (recreated ? " into a state directory made again (it had been deleted)" : "")
+                        + "; changes are saved again",
+                    [JournalField(.sessionsTotal, sessions)]))
+        case .recoveryFailed(let error):
+            journal.record(
+                JournalEntry(
+                    .storeWriteFailed,
+                    "Session store could not be rewritten: \(error); registrations are refused until it can be "
+                        + "(tried again at the next change)",
+                    [JournalField(.error, error.description)]))
+        case .compactionFailed(let error):
+            journal.record(
+                JournalEntry(
+                    .storeCompactionFailed, "Session store compaction failed (tried again later): \(error)",
+                    [JournalField(.error, error.description)]))
+        case .compacted(let sessions, let bytes, let microseconds):
+            journal.record(
+                JournalEntry(
+                    .storeCompacted,
+                    "Session store compacted: \(HumanText.count(sessions, "session")), \(bytes) bytes in \(microseconds / 1000) ms",
+                    [
+                        JournalField(.sessionsTotal, sessions),
+                        JournalField(.durationUsec, microseconds),
+                    ]))
+        }
+    }
+
+    private static func recordLoad(_ report: LoadReport, _ journal: any JournalSink) {
+        for problem in report.problems {
+            journal.record(
+                JournalEntry(
+                    .storeDamaged, "Session store damaged, recovered what could be: \(problem)",
+                    [JournalField(.storeFile, problem.path), JournalField(.error, problem.description)]))
+        }
+        if !report.preservedFiles.isEmpty {
+            journal.record(
+                JournalEntry(
+                    .storeDamaged,
+                    "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
+                    [JournalField(.storeFile, report.preservedFiles.joined(separator: " "))]))
+        }
+        journal.record(
+            JournalEntry(
+                .storeLoaded,
+                "Session store loaded: \(HumanText.count(report.sessionCount, "session")) in \(report.durationMicroseconds / 1000) ms",
+                [
+                    JournalField(.sessionsTotal, report.sessionCount),
+                    JournalField(.durationUsec, report.durationMicroseconds),
+                ]))
+    }
+}

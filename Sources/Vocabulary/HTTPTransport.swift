@@ -1,0 +1,19 @@
+/// Identifies a transfer started by ``HTTPEngine/start(_:completion:)``.
+package struct TransferID: Hashable, Sendable, CustomStringConvertible {
+    /// The engine's number for the transfer; numbers are never reused by one engine.
+    package let rawValue: UInt64
+
+    /// The transfer numbered `rawValue`.
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// `transfer 12`.
+    package var description: String { "transfer \(rawValue)" }
+}
+
+/// Starts and cancels HTTP requests; ``HTTPEngine`` is the real one, tests pass their own.
+package protocol HTTPTransport: AnyObject {
+    /// Starts `request`; `completion` runs exactly once on the loop's thread.
+    func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID
+    /// Cancels a transfer; its completion is delivered with a `.cancelled` failure.
+    func cancel(_ id: TransferID)
+}

@@ -1,0 +1,63 @@
+import Vocabulary
+
+/// A transport whose transfers finish when the test says, recording what was asked of it.
+final class FakeTransport: HTTPTransport {
+    struct Pending {
+        let id: TransferID
+        let request: HTTPRequest
+        let completion: (HTTPResult) -> Void
+    }
+
+    private(set) var pending: [Pending] = []
+    private(set) var started: [HTTPRequest] = []
+    private(set) var cancelled: [TransferID] = []
+    private(set) var maxInFlight = 0
+    private var next: UInt64 = 0
+    /// Thrown by the next `start` (once), as an engine that cannot take a transfer would.
+    var nextStartError: (any Error)?
+
+    func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID {
+        if let error = nextStartError {
+            nextStartError = nil
+            started.append(request)
+            throw error
+        }
+        next += 1
+        let id = TransferID(rawValue: next)
+        pending.append(Pending(id: id, request: request, completion: completion))
+        started.append(request)
+        maxInFlight = max(maxInFlight, pending.count)
+        return id
+    }
+
+    func cancel(_ id: TransferID) {
+        guard let index = pending.firstIndex(where: { $0.id == id }) else { return }
+        let transfer = pending.remove(at: index)
+        cancelled.append(id)
+        transfer.completion(Self.failure(.cancelled))
+    }
+
+    /// Completes the oldest pending transfer whose URL contains `marker` (any, if nil).
+    @discardableResult
+    func complete(matching marker: String? = nil, with result: HTTPResult) -> Bool {
+        guard let index = pending.firstIndex(where: { marker == nil || $0.request.url.contains(marker!) }) else {
+            return false
+        }
+        let transfer = pending.remove(at: index)
+        transfer.completion(result)
+        return true
+    }
+
+    static func reply(_ status: Int, _ body: String = "{\"success\": true}", retryAfter: Duration? = nil) -> HTTPResult
+    {
+        HTTPResult(
+            outcome: .response(status: status, body: Array(body.utf8), truncated: false, retryAfter: retryAfter),
+            duration: .milliseconds(5), reusedConnection: false)
+    }
+
+    static func failure(_ kind: TransportFailure.Kind) -> HTTPResult {
+        HTTPResult(
+            outcome: .failure(TransportFailure(kind: kind, peer: "127.0.0.1:1", detail: "fake \(kind)")),
+            duration: .milliseconds(5), reusedConnection: false)
+    }
+}
