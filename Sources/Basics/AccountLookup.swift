@@ -24,22 +24,6 @@ package enum AccountLookup {
         return gid_t(number)
     }
 
-    /// The uid of user `name`, or of a number (which need not exist).
-    package static func userID(_ name: String) throws(Failure) -> uid_t {
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>?
-        if let id = try lookUp(
-            name, kind: "user", sizeHint: _SC_GETPW_R_SIZE_MAX,
-            { buffer, size in
-                getpwnam_r(name, &entry, buffer, size, &found)
-            }, found: { found != nil ? entry.pw_uid : nil })
-        {
-            return id
-        }
-        guard let number = UInt32(name) else { throw Failure(description: "no such user") }
-        return uid_t(number)
-    }
-
     /// The name of user `uid`, or nil when it has none here. The name is copied out while the
     /// buffer `getpwuid_r` filled is still alive.
     package static func userName(_ uid: uid_t) -> String? { passwdField(of: uid) { $0.pw_name } }
@@ -90,7 +74,7 @@ package enum AccountLookup {
             }
             switch code {
             case 0, ENOENT, ESRCH, EBADF, EPERM: return id  // "not found", as glibc may report it
-            default: throw Failure(description: "looking up \(kind) failed: \(String(cString: strerror(code)))")
+            default: throw Failure(description: "looking up \(kind) failed: \(Errno(code))")
             }
         }
     }

@@ -28,8 +28,7 @@ package struct SystemCallError: Error, CustomStringConvertible, Equatable {
 
     /// `open /var/lib/x: Permission denied (errno 13)`.
     package var description: String {
-        let text = String(cString: strerror(errno))
         let target = subject.isEmpty ? "" : " \(subject)"
-        return "\(operation)\(target): \(text) (errno \(errno))"
+        return "\(operation)\(target): \(Errno(errno))"
     }
 }

@@ -68,7 +68,7 @@ package struct ServiceManagerQueryError: Error, Equatable, CustomStringConvertib
 
     /// `connect to the system bus: No such file or directory (errno 2)`.
     package var description: String {
-        isTimeout ? step : "\(step): \(String(cString: strerror(errno))) (errno \(errno))"
+        isTimeout ? step : "\(step): \(Errno(errno))"
     }
 }
 

@@ -1,3 +1,4 @@
+import Basics
 import Control
 import Daemon
 import Glibc
@@ -57,7 +58,7 @@ enum RegisterVerb: Verb {
             let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw UsageError("cannot read the session key from standard input: \(String(cString: strerror(errno)))")
+                throw UsageError("cannot read the session key from standard input: \(Errno.current)")
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])

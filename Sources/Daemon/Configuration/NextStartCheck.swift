@@ -1,3 +1,4 @@
+import Basics
 import EventLoop
 import Glibc
 
@@ -67,7 +68,7 @@ enum NextStartCheck {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
         close(pipeEnds[1])
-        guard spawned == 0 else { return .unknown("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else { return .unknown("cannot run \(arguments[0]): \(Errno(spawned))") }
 
         let clock = SystemMonotonicClock()
         let deadline = clock.now().advanced(by: timeout)
