@@ -48,6 +48,7 @@ from pathlib import Path
 from benchlib import local, network
 from benchlib.common import (BULK_CONNECTIONS, CONCURRENCY, DEFAULT_PIPELINE, DEFAULT_SCENARIOS, HERE,
                              LATENCY_MS, NETWORK_SCENARIOS, REPO, BenchError, loadavg)
+from benchlib.network.origins import parse_modes
 from benchlib.processes import become_subreaper, end_all_children
 from benchlib.report import machine_info, markdown_report, print_report
 from benchlib.suite import Bench
@@ -67,6 +68,9 @@ def run(bench):
             network.run(bench, scenarios)
         except BenchError as e:
             bench.add({"scenario": "origins", "name": "network scenarios", "ok": False, "error": str(e)})
+        except Exception as e:  # noqa: BLE001 — a crash is a failed row: the local rows are still reported
+            bench.add({"scenario": "origins", "name": "network scenarios", "ok": False,
+                       "error": f"{type(e).__name__}: {e}"})
 
 
 def main():
@@ -78,7 +82,9 @@ def main():
                                   "cpu, memory, syscalls")
     p.add_argument("--sizes", help="stop-run sizes instead of the default ones, e.g. 1,100 (no 3-endpoint run)")
     p.add_argument("--origins", help="origin counts for the origins scenario instead of 1,2,3,100,1000, e.g. 1")
-    p.add_argument("--modes", help="http, https or both (the default) for the origins scenario")
+    p.add_argument("--modes", help="comma-separated, for the origins scenario: http, https, h2 (HTTPS offering h2 "
+                                   "by ALPN; the clients but the daemon pinned to HTTP/1.1) or both (http and "
+                                   "https, the default)")
     p.add_argument("--daemon-http-version", choices=["auto", "1.1", "2"],
                    help="the daemon's HTTPVersion= in the origins scenario (default: none set, its own default)")
     p.add_argument("--daemon-warm", action="store_true",
@@ -106,6 +112,10 @@ def main():
     known = DEFAULT_SCENARIOS
     if args.only and not set(args.only.split(",")) <= known:
         p.error(f"--only takes {', '.join(sorted(known))}")
+    try:
+        parse_modes(args.modes)
+    except ValueError as e:
+        p.error(str(e))
     if not Path(args.loadserver).exists():
         Path(args.loadserver).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cc", "-O2", "-o", args.loadserver, str(HERE / "LoadServer" / "loadserver.c")], check=True)

@@ -2,6 +2,23 @@
 HTTPS, or HTTPS offering h2), wall time, connections and TLS handshakes side by side."""
 
 ORIGIN_COUNTS = [1, 2, 3, 100, 1000]
+# The servers --modes names: plain HTTP, HTTPS offering HTTP/1.1 only, HTTPS offering h2 and
+# http/1.1 by ALPN (the clients other than the daemon stay on HTTP/1.1 there); `both` is http
+# and https, the default.
+MODES = ("http", "https", "h2")
+
+
+def parse_modes(spec):
+    """The origins scenario's modes from --modes (comma-separated), in order, each once.
+    Raises ValueError naming a word that is not a mode."""
+    modes = []
+    for word in (spec or "both").split(","):
+        for mode in ("http", "https") if word == "both" else (word,):
+            if mode not in MODES:
+                raise ValueError(f"--modes takes {', '.join(MODES)} or both, not {word!r}")
+            if mode not in modes:
+                modes.append(mode)
+    return modes
 
 
 def origins(suite):
@@ -13,7 +30,7 @@ def origins(suite):
     extra = f"HTTPVersion={pinned}\n" if pinned else ""
     suffix = f", daemon HTTPVersion={pinned}" if pinned else ""
     configurations = []
-    for mode in suite.args.modes.split(",") if suite.args.modes else ("http", "https"):
+    for mode in parse_modes(suite.args.modes):
         for k in counts:
             configurations.append((f"{mode.upper()} {k} origin{'s' if k > 1 else ''}{suffix}", mode, k, calls,
                                    "1.1", 128, extra))
