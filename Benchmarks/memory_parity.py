@@ -17,28 +17,30 @@ import shutil
 import sys
 import time
 import types
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench as b  # noqa: E402 — the suite's daemon, registration and /proc helpers
+from benchlib.common import DEFAULT_PIPELINE, BenchError
+from benchlib.control import register_bulk
+from benchlib.daemon import Daemon
+from benchlib.processes import become_subreaper, end_all_children, proc_sample
+from benchlib.suite import Bench
 
 ENDPOINTS = [("auth", "http://127.0.0.1:9/user/{session}/endsession")]
 
 
 def rss_mb(pid):
-    return b.proc_sample(pid).get("VmRSS", 0) / 1024.0
+    return proc_sample(pid).get("VmRSS", 0) / 1024.0
 
 
 def measure(bench, binary, n):
-    live = b.Daemon(bench, "live", ENDPOINTS, binary=binary)
+    live = Daemon(bench, "live", ENDPOINTS, binary=binary)
     live.start(ready_timeout=120)
     try:
-        register_s = b.register_bulk(live, "p", n, ["auth"], b.DEFAULT_PIPELINE)
+        register_s = register_bulk(live, "p", n, ["auth"], DEFAULT_PIPELINE)
         time.sleep(2)
         live_mb = rss_mb(live.pid)
     finally:
         live.kill()
-    loaded = b.Daemon(bench, "loaded", ENDPOINTS, binary=binary, state_dir=live.state_dir)
+    loaded = Daemon(bench, "loaded", ENDPOINTS, binary=binary, state_dir=live.state_dir)
     ready_s = loaded.start(ready_timeout=300)
     try:
         time.sleep(2)
@@ -54,9 +56,9 @@ def main():
     p.add_argument("-n", type=int, default=500000, help="sessions (default 500,000)")
     p.add_argument("--workdir", default="/tmp", help="parent of the temporary work directory")
     args = p.parse_args()
-    bench = b.Bench(types.SimpleNamespace(quick=False, workdir=args.workdir, daemon=args.daemon[0], loadserver="",
-                                          pipeline=b.DEFAULT_PIPELINE))
-    b.become_subreaper()
+    bench = Bench(types.SimpleNamespace(quick=False, workdir=args.workdir, daemon=args.daemon[0], loadserver="",
+                                          pipeline=DEFAULT_PIPELINE))
+    become_subreaper()
     failed = 0
     print(f"{'binary':<48} {'sessions':>9} {'register s':>10} {'live MB':>8} {'READY s':>8} "
           f"{'loaded MB':>9} {'loaded/live':>11}")
@@ -65,10 +67,10 @@ def main():
             register_s, live_mb, ready_s, loaded_mb = measure(bench, binary, args.n)
             print(f"{binary[-48:]:<48} {args.n:>9,} {register_s:>10.1f} {live_mb:>8.1f} {ready_s:>8.2f} "
                   f"{loaded_mb:>9.1f} {loaded_mb / live_mb:>11.2f}")
-        except b.BenchError as e:
+        except BenchError as e:
             failed += 1
             print(f"{binary[-48:]:<48} ERROR: {e}")
-    b.end_all_children()
+    end_all_children()
     shutil.rmtree(bench.work, ignore_errors=True)
     sys.exit(1 if failed else 0)
 
