@@ -5,7 +5,7 @@
  *   netdelay --queue N --delay-ms D [--ready-file PATH]
  *
  * The benchmark runs it inside a network namespace of its own, with one iptables rule sending
- * the server's outgoing TCP packets to queue N (see Benchmarks/network_bench.py), so every
+ * the server's outgoing TCP packets to queue N (see Benchmarks/benchlib/network/environment.py), so every
  * round trip between a client and the server in that namespace takes D ms more.
  *
  * Packets keep their order: a queue hands them out with increasing ids, each is held the same
