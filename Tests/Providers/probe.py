@@ -6,6 +6,7 @@ token and secret replaced by <TOKEN>/<SECRET>, and whether the expectation held.
 "N passed, N failed". Exit status 0 only when all passed.
 """
 
+import base64
 import json
 import time
 from pathlib import Path
@@ -36,6 +37,25 @@ class Probe:
         self.failed += not ok
         body = self.excerpt(data) if data else "(empty)"
         print(f"{mark} {provider:9} {name:58} -> {status} {body}{'  ' + note if note else ''}", flush=True)
+
+
+def raw_basic(client_id: str, secret: str) -> str:
+    """HTTP Basic over the unencoded client_id:secret (what most clients send)."""
+    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+
+
+def encoding_cases(pr, provider, send, client_id, secret, raw_ok: bool, encoded_ok: bool, form_ok):
+    """The three ways to send a secret ending in "+/=%:&~": raw Basic, RFC 6749 2.3.1
+    form-encoded Basic, form fields. send(kind, value) -> (status, body, succeeded)."""
+    for kind, value, expected in (
+        ("Basic, unencoded", raw_basic(client_id, secret), raw_ok),
+        ("Basic, RFC 6749 2.3.1 form-encoded", P.basic(client_id, secret), encoded_ok),
+        ("form fields", None, form_ok),
+    ):
+        if expected is None:
+            continue
+        status, data, succeeded = send(kind, value)
+        pr.case(provider, f"secret with +/=%:&~, {kind}", succeeded == expected, status, data, "accepted" if succeeded else "refused")
 
 
 def mint(root, provider, n=1, **kwargs):
@@ -123,6 +143,18 @@ def probe_dot(root: Path, pr: Probe):
     pr.case("dot", "public client revokes confidential's token", s == 200 and active(root, "dot", other) == 1, s, data, "200, but NOT revoked")
     s, _, data = c.request("POST", "/o/revoke_token/", form={"token": other, "client_id": "no-such-client"})
     pr.case("dot", "revoke as an unknown public client_id", s == 401, s, data)
+
+    special = pr.hide(Path(d["clients"]["confidential-special"]["secret_file"]).read_text())
+
+    def dot_send(kind, header):
+        token = pr.hide(*mint(root, "dot", client="confidential-special"))
+        if header is None:
+            status, _, data = c.request("POST", "/o/revoke_token/", form={"token": token, "client_id": "confidential-special", "client_secret": special})
+        else:
+            status, _, data = c.request("POST", "/o/revoke_token/", form={"token": token}, headers={"Authorization": header})
+        return status, data, status == 200 and active(root, "dot", token) == 0
+
+    encoding_cases(pr, "dot", dot_send, "confidential-special", special, raw_ok=False, encoded_ok=True, form_ok=True)
 
     for client in ("confidential-default", "confidential-cpu"):
         csecret = pr.hide(Path(d["clients"][client]["secret_file"]).read_text())
@@ -216,6 +248,21 @@ def probe_glewlwyd(root: Path, pr: Probe):
         location = location.replace(value, "<TOKEN>")
     pr.case("glewlwyd", "RP-initiated logout GET end_session (no browser)", s == 302, s, data, f"Location: {location[:110]}")
 
+    special_id = P.GLEWLWYD_CLIENT + "-special"
+    special = pr.hide(Path(d["clients"][special_id]["secret_file"]).read_text())
+
+    def glewlwyd_send(kind, header):
+        form = {"grant_type": "client_credentials", "scope": P.GLEWLWYD_TOKEN_SCOPE}
+        if header is None:
+            status, _, data = c.request("POST", f"{api}/token", form={**form, "client_id": special_id, "client_secret": special})
+        else:
+            status, _, data = c.request("POST", f"{api}/token", form=form, headers={"Authorization": header})
+        if status == 200:
+            pr.hide(json.loads(data)["access_token"])
+        return status, data, status == 200
+
+    encoding_cases(pr, "glewlwyd", glewlwyd_send, special_id, special, raw_ok=True, encoded_ok=False, form_ok=True)
+
     expired = pr.hide(*mint(root, "glewlwyd", expired=True))
     short = f"/api/{P.GLEWLWYD_SHORT_PLUGIN}"
     s, _, data = c.request("POST", f"{short}/introspect", form={"token": expired}, headers={"Authorization": auth})
@@ -263,6 +310,18 @@ def probe_keystone(root: Path, pr: Probe):
     pr.case("keystone", "DELETE another's token with the obtained admin token", s == 204 and active(root, "keystone", other) == 0, s, data)
     s, _, data = c.request("DELETE", "/v3/auth/tokens", headers={"X-Auth-Token": admin, "X-Subject-Token": other})
     pr.case("keystone", "same, the token already revoked", s == 404, s, data)
+
+    special = d["application_credentials"]["app-credential-special"]
+    special_secret = pr.hide(Path(special["secret_file"]).read_text())
+    pr.hide(special["client_id"])
+
+    def keystone_send(kind, header):
+        status, _, data = c.request("POST", "/v3/OS-OAUTH2/token", form={"grant_type": "client_credentials"}, headers={"Authorization": header})
+        if status == 200:
+            pr.hide(json.loads(data)["access_token"])
+        return status, data, status == 200
+
+    encoding_cases(pr, "keystone", keystone_send, special["client_id"], special_secret, raw_ok=True, encoded_ok=False, form_ok=None)
     c.close()
 
 

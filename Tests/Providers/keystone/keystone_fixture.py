@@ -6,7 +6,8 @@
       tokens are minted here), and an application credential of the bootstrap admin with the
       "admin" role on project "admin" (what POST /v3/OS-OAUTH2/token takes as client_id and
       client_secret). Its secret goes to SECRETS_DIR/app-credential.{secret,credential}
-      (0600); stdout gets JSON with ids only.
+      (0600); stdout gets JSON with ids only. A second one, "app-credential-special", has
+      a secret ending in "+/=%:&~" (changed by RFC 6749 2.3.1's form-encoding).
   keystone_fixture.py mint CONF TOKENS_FILE N [--expired]
       N project-scoped Fernet tokens for alice, issued by Keystone's own token provider (the
       code behind POST /v3/auth/tokens, without the HTTP round trip and the password hash),
@@ -80,36 +81,40 @@ def provision(args):
 
     admin = PROVIDERS.identity_api.get_user_by_name("admin", DOMAIN)
     admin_project = PROVIDERS.resource_api.get_project_by_name("admin", DOMAIN)
-    secret = secrets.token_urlsafe(36)
-    credential_id = uuid.uuid4().hex
-    PROVIDERS.application_credential_api.create_application_credential(
-        {
-            "id": credential_id,
-            "name": "session-cleanup-" + credential_id[:8],
-            "description": "session-cleanup tests: client-credentials grant",
-            "secret": secret,
-            "user_id": admin["id"],
-            "project_id": admin_project["id"],
-            "roles": [{"id": role_id("admin")}],
-            "unrestricted": False,
-            "expires_at": None,
-        }
-    )
     os.makedirs(args.secrets_dir, mode=0o700, exist_ok=True)
-    write_private(os.path.join(args.secrets_dir, "app-credential.secret"), secret)
-    write_private(os.path.join(args.secrets_dir, "app-credential.credential"), f"{credential_id}:{secret}")
+    described = {}
+    for name, suffix in (("app-credential", ""), ("app-credential-special", "+/=%:&~")):
+        secret = secrets.token_urlsafe(36) + suffix
+        credential_id = uuid.uuid4().hex
+        PROVIDERS.application_credential_api.create_application_credential(
+            {
+                "id": credential_id,
+                "name": f"session-cleanup-{name}-{credential_id[:8]}",
+                "description": "session-cleanup tests: client-credentials grant",
+                "secret": secret,
+                "user_id": admin["id"],
+                "project_id": admin_project["id"],
+                "roles": [{"id": role_id("admin")}],
+                "unrestricted": False,
+                "expires_at": None,
+            }
+        )
+        write_private(os.path.join(args.secrets_dir, f"{name}.secret"), secret)
+        write_private(os.path.join(args.secrets_dir, f"{name}.credential"), f"{credential_id}:{secret}")
+        described[name] = {
+            "client_id": credential_id,
+            "user": "admin",
+            "project": "admin",
+            "roles": ["admin"],
+            "secret_file": os.path.join(args.secrets_dir, f"{name}.secret"),
+            "credential_file": os.path.join(args.secrets_dir, f"{name}.credential"),
+        }
     print(
         json.dumps(
             {
                 "token_owner": {"user_id": user["id"], "name": TOKEN_OWNER, "project_id": project["id"]},
-                "application_credential": {
-                    "client_id": credential_id,
-                    "user": "admin",
-                    "project": "admin",
-                    "roles": ["admin"],
-                    "secret_file": os.path.join(args.secrets_dir, "app-credential.secret"),
-                    "credential_file": os.path.join(args.secrets_dir, "app-credential.credential"),
-                },
+                "application_credential": described["app-credential"],
+                "application_credentials": described,
             }
         )
     )

@@ -6,6 +6,8 @@ Clients (client ids are fixed so recipes can name them; secrets are random):
                         default PBKDF2 (DOT's quick-start cost on every authenticated call)
   confidential-cpu      confidential, client-credentials grant, secret hashed with PBKDF2
                         calibrated so one check costs --cpu-seconds of CPU
+  confidential-special  as "confidential", but its secret ends in "+/=%:&~": characters that
+                        RFC 6749 section 2.3.1's form-encoding before HTTP Basic changes
   public                public, password grant (no secret; revokes with client_id alone)
 
 Each secret is written to SECRETS_DIR/<client>.secret and, in the form a systemd credential
@@ -29,6 +31,7 @@ from oauth2_provider.models import get_application_model
 from dotsite.hashers import CalibratedClientSecretHasher, CheapClientSecretHasher
 
 TOKEN_OWNER = "alice"
+SPECIAL_SUFFIX = "+/=%:&~"  # changed by form-encoding: tells whether a server decodes Basic parts
 
 
 def write_private(path: Path, text: str) -> None:
@@ -86,8 +89,10 @@ class Command(BaseCommand):
 
         application_model = get_application_model()
         cpu_iterations = calibrated_iterations(options["cpu_seconds"])
+        cheap = lambda s: CheapClientSecretHasher().encode(s, CheapClientSecretHasher().salt())  # noqa: E731
         kinds = {
-            "confidential": ("cheap", lambda s: CheapClientSecretHasher().encode(s, CheapClientSecretHasher().salt())),
+            "confidential": ("cheap", cheap),
+            "confidential-special": ("cheap", cheap),
             "confidential-default": ("default", lambda s: make_password(s)),
             "confidential-cpu": (
                 "cpu",
@@ -98,7 +103,7 @@ class Command(BaseCommand):
         }
         described = {}
         for client_id, (hashing, encode) in kinds.items():
-            secret = secrets.token_urlsafe(36)
+            secret = secrets.token_urlsafe(36) + (SPECIAL_SUFFIX if client_id.endswith("-special") else "")
             encoded = encode(secret)
             application_model.objects.filter(client_id=client_id).delete()
             application_model.objects.create(
