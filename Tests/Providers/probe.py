@@ -297,7 +297,6 @@ def probe_keystone(root: Path, pr: Probe):
 
     app = d["application_credential"]
     app_secret = pr.hide(Path(app["secret_file"]).read_text())
-    pr.hide(app["client_id"])
     s, _, data = c.request("POST", "/v3/OS-OAUTH2/token", form={"grant_type": "client_credentials"}, headers={"Authorization": P.basic(app["client_id"], app_secret)})
     reply = json.loads(data) if s == 200 else {}
     admin = pr.hide(reply.get("access_token", ""))
@@ -313,7 +312,6 @@ def probe_keystone(root: Path, pr: Probe):
 
     special = d["application_credentials"]["app-credential-special"]
     special_secret = pr.hide(Path(special["secret_file"]).read_text())
-    pr.hide(special["client_id"])
 
     def keystone_send(kind, header):
         status, _, data = c.request("POST", "/v3/OS-OAUTH2/token", form={"grant_type": "client_credentials"}, headers={"Authorization": header})
@@ -325,10 +323,30 @@ def probe_keystone(root: Path, pr: Probe):
     c.close()
 
 
+def probe_leaks(root: Path, pr: Probe):
+    """No secret and no token the probe used appears in a provider's logs, in
+    providers.json, or in the command line of any process on the machine."""
+    secrets_seen = list(pr.hidden)
+    for secret_file in root.glob("*/secrets/*"):
+        secrets_seen.append(secret_file.read_text())
+    needles = [v.encode() for v in secrets_seen if len(v) >= 16]
+    places = [p for p in root.rglob("*") if p.is_file() and (p.suffix in (".log", ".json", ".conf") or p.name == "providers.json")]
+    leaked = [str(p) for p in places if any(n in p.read_bytes() for n in needles)]
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes()
+        except OSError:
+            continue
+        if any(n in text for n in needles):
+            leaked.append(str(cmdline))
+    pr.case("all", f"{len(needles)} secrets/tokens absent from {len(places)} logs/configs and all command lines", not leaked, "-", ", ".join(leaked).encode())
+
+
 def main(root: Path, providers) -> int:
     pr = Probe()
     names = providers or list(P.load_description(root)["providers"])
     for name in names:
         {"dot": probe_dot, "glewlwyd": probe_glewlwyd, "keystone": probe_keystone}[name](root, pr)
+    probe_leaks(root, pr)
     print(f"{pr.passed} passed, {pr.failed} failed")
     return 0 if pr.failed == 0 else 1

@@ -779,10 +779,6 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
             env=child_env({"OS_BOOTSTRAP_PASSWORD": admin_password}),
             what="keystone-manage bootstrap",
         )
-    with steps("provision"):
-        provisioned = json.loads(
-            run([DEBIAN_PYTHON, HERE / "keystone" / "keystone_fixture.py", "provision", conf, secrets_dir], what="keystone_fixture.py provision")
-        )
     log_path = base / "server.log"
     cmd = [
         DEBIAN_PYTHON, "-m", "gunicorn",
@@ -797,6 +793,12 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
     proc = start_process(cmd, env=keystone_env(base), cwd=HERE / "keystone", log_path=log_path, pass_fds=(sock.fileno(),))
     sock.close()
     try:
+        # The test user and application credentials are written while the server boots
+        # (both take ~1.5 s of Python start-up; the server reads them per request).
+        with steps("provision_while_starting"):
+            provisioned = json.loads(
+                run([DEBIAN_PYTHON, HERE / "keystone" / "keystone_fixture.py", "provision", conf, secrets_dir], what="keystone_fixture.py provision")
+            )
         with steps("start_until_ready"):
             wait_ready(port, "/v3", proc, "keystone", log_path)
     except ProviderError:
@@ -1079,8 +1081,9 @@ def main(argv=None) -> int:
     p.add_argument("--venv", default=os.environ.get("SESSION_CLEANUP_PROVIDERS_VENV", str(DEFAULT_VENV)))
     p.add_argument("--no-install", action="store_true")
     p.add_argument("--dot-workers", type=int, default=2)
-    # Production-like by default: Keystone with a token cache (measured here: 200 self-
-    # revocations in 6-8 s; without a cache 16-24 s, CPU-bound, whatever the worker count).
+    # Production-like by default: Keystone with a token cache. 200 self-revocations, 8 at a
+    # time, load average < 2 (RECIPES.md): 2.2-2.8 s with the cache and one worker; without
+    # a cache 9.7-10.0 s with one worker, 5.7-8.7 s with two.
     p.add_argument("--keystone-workers", type=int, default=1)
     p.add_argument("--keystone-cache", choices=["none", "memory"], default="memory", help="memory needs --keystone-workers 1")
     p.add_argument("--cpu-seconds", type=float, default=0.25, help="CPU cost of one secret check of client confidential-cpu")
