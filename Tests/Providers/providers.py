@@ -274,9 +274,7 @@ def start_process(cmd, *, env, cwd, log_path: Path, pass_fds=()) -> subprocess.P
 
 
 def dpkg_installed(package: str) -> bool:
-    result = subprocess.run(
-        ["dpkg-query", "-W", "-f=${db:Status-Abbrev}", package], capture_output=True, text=True
-    )
+    result = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", package], capture_output=True, text=True)
     return result.returncode == 0 and result.stdout.startswith("ii")
 
 
@@ -404,20 +402,28 @@ def up_dot(root: Path, venv: Path, workers: int, cpu_seconds: float) -> dict:
     desc = {"venv": str(venv), "state_dir": str(state)}
     steps = Steps()
     with steps("migrate_and_provision"):
-        provisioned = json.loads(dot_manage(desc, "provision", "--secrets-dir", base / "secrets", "--cpu-seconds", cpu_seconds))
+        provisioned = json.loads(
+            dot_manage(desc, "provision", "--secrets-dir", base / "secrets", "--cpu-seconds", cpu_seconds)
+        )
 
     sock = listening_socket()
     port = sock.getsockname()[1]
     log_path = base / "server.log"
     cmd = [
         venv / "bin" / "gunicorn",
-        "--bind", f"fd://{sock.fileno()}",
-        "--workers", workers,
-        "--worker-class", "sync",
-        "--timeout", "60",
-        "--pid", base / "gunicorn.pid",
+        "--bind",
+        f"fd://{sock.fileno()}",
+        "--workers",
+        workers,
+        "--worker-class",
+        "sync",
+        "--timeout",
+        "60",
+        "--pid",
+        base / "gunicorn.pid",
         "--no-control-socket",
-        "--chdir", HERE / "dot",
+        "--chdir",
+        HERE / "dot",
         "dotsite.wsgi",
     ]
     proc = start_process(cmd, env=dot_env(state), cwd=HERE / "dot", log_path=log_path, pass_fds=(sock.fileno(),))
@@ -539,11 +545,22 @@ def glewlwyd_setup_api(port: int, secrets_dir: Path) -> dict:
     # random password at once, and the session keeps working on its cookie.
     call("POST", "/auth/", {"username": "admin", "password": "password"})
     admin_password = secrets.token_urlsafe(24)
-    call("PUT", "/user/admin", {"name": "The Administrator", "enabled": True, "password": admin_password, "scope": ["g_admin", "g_profile"]})
+    call(
+        "PUT",
+        "/user/admin",
+        {"name": "The Administrator", "enabled": True, "password": admin_password, "scope": ["g_admin", "g_profile"]},
+    )
     write_private(secrets_dir / "admin.password", admin_password)
 
-    for scope, text in ((GLEWLWYD_REVOKE_SCOPE, "May revoke and introspect any token"), (GLEWLWYD_TOKEN_SCOPE, "Scope of the test tokens")):
-        call("POST", "/scope/", {"name": scope, "display_name": scope, "description": text, "password_required": False, "scheme": {}})
+    for scope, text in (
+        (GLEWLWYD_REVOKE_SCOPE, "May revoke and introspect any token"),
+        (GLEWLWYD_TOKEN_SCOPE, "Scope of the test tokens"),
+    ):
+        call(
+            "POST",
+            "/scope/",
+            {"name": scope, "display_name": scope, "description": text, "password_required": False, "scheme": {}},
+        )
     call("POST", "/mod/plugin/", glewlwyd_plugin(GLEWLWYD_PLUGIN, port, 36000))
     call("POST", "/mod/plugin/", glewlwyd_plugin(GLEWLWYD_SHORT_PLUGIN, port, GLEWLWYD_SHORT_SECONDS))
 
@@ -552,7 +569,17 @@ def glewlwyd_setup_api(port: int, secrets_dir: Path) -> dict:
         described[client_id] = glewlwyd_add_client(call, client_id, secrets.token_urlsafe(36) + suffix, secrets_dir)
 
     user_password = secrets.token_urlsafe(24)
-    call("POST", "/user/", {"username": GLEWLWYD_USER, "name": "Alice", "enabled": True, "password": user_password, "scope": [GLEWLWYD_TOKEN_SCOPE, "openid"]})
+    call(
+        "POST",
+        "/user/",
+        {
+            "username": GLEWLWYD_USER,
+            "name": "Alice",
+            "enabled": True,
+            "password": user_password,
+            "scope": [GLEWLWYD_TOKEN_SCOPE, "openid"],
+        },
+    )
     write_private(secrets_dir / f"{GLEWLWYD_USER}.password", user_password)
     c.close()
     return described
@@ -604,14 +631,20 @@ def up_glewlwyd(root: Path) -> dict:
         "json_set(gumi_parameters, '$.\"pbkdf2-iterations\"', 1000) WHERE gumi_name = 'database';\n"
     )
     with steps("database"):
-        run(["sqlite3", db], stdin_text=schema + "\nPRAGMA journal_mode=WAL;\n" + cheap_user_hash, what="sqlite3 < init.sqlite3.sql")
+        run(
+            ["sqlite3", db],
+            stdin_text=schema + "\nPRAGMA journal_mode=WAL;\n" + cheap_user_hash,
+            what="sqlite3 < init.sqlite3.sql",
+        )
     log_path = base / "glewlwyd.log"
     log_path.unlink(missing_ok=True)
     conf = base / "glewlwyd.conf"
     for attempt in range(3):  # glewlwyd binds a port it is given: a lost race means retry
         port = free_port()
         conf.write_text(GLEWLWYD_CONF.format(port=port, log=log_path, db=db))
-        proc = start_process(["/usr/bin/glewlwyd", f"--config-file={conf}"], env=child_env(), cwd=base, log_path=base / "stdout.log")
+        proc = start_process(
+            ["/usr/bin/glewlwyd", f"--config-file={conf}"], env=child_env(), cwd=base, log_path=base / "stdout.log"
+        )
         try:
             with steps("start_until_ready"):
                 wait_ready(port, "/config", proc, "glewlwyd", log_path)
@@ -668,12 +701,19 @@ def mint_glewlwyd(desc, tokens_file: Path, count: int, kind: str, client, expire
         form = {"grant_type": "client_credentials", "scope": GLEWLWYD_TOKEN_SCOPE}
     else:
         password = Path(desc["user"]["password_file"]).read_text()
-        form = {"grant_type": "password", "username": GLEWLWYD_USER, "password": password, "scope": GLEWLWYD_TOKEN_SCOPE}
+        form = {
+            "grant_type": "password",
+            "username": GLEWLWYD_USER,
+            "password": password,
+            "scope": GLEWLWYD_TOKEN_SCOPE,
+        }
     field = "access_token" if kind == "access" else "refresh_token"
 
     def grant(slot, _):
         slot.setdefault("client", Client(desc["port"]))
-        status, _, data = slot["client"].request("POST", f"/api/{plugin}/token", form=form, headers={"Authorization": auth})
+        status, _, data = slot["client"].request(
+            "POST", f"/api/{plugin}/token", form=form, headers={"Authorization": auth}
+        )
         if status != 200:
             raise ProviderError(f"glewlwyd token endpoint answered {status}")
         return json.loads(data)[field]
@@ -729,7 +769,9 @@ KEYSTONE_EXPIRATION = 4 * 3600
 
 
 def keystone_env(base: Path, extra=None) -> dict:
-    return child_env({"OS_KEYSTONE_CONFIG_DIR": str(base), "OS_KEYSTONE_CONFIG_FILES": "keystone.conf", **(extra or {})})
+    return child_env(
+        {"OS_KEYSTONE_CONFIG_DIR": str(base), "OS_KEYSTONE_CONFIG_FILES": "keystone.conf", **(extra or {})}
+    )
 
 
 KEYSTONE_MEMORY_CACHE = """[cache]
@@ -751,7 +793,9 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
     conf = base / "keystone.conf"
     if cache and workers != 1:
         raise ProviderError("--keystone-cache memory needs --keystone-workers 1")
-    conf.write_text(KEYSTONE_CONF.format(base=base, expiration=KEYSTONE_EXPIRATION, cache=KEYSTONE_MEMORY_CACHE if cache else ""))
+    conf.write_text(
+        KEYSTONE_CONF.format(base=base, expiration=KEYSTONE_EXPIRATION, cache=KEYSTONE_MEMORY_CACHE if cache else "")
+    )
     manage = ["/usr/bin/keystone-manage", "--config-file", conf]
     user = ["--keystone-user", "root", "--keystone-group", "root"]
     steps = Steps()
@@ -775,29 +819,51 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
     write_private(secrets_dir / "admin.password", admin_password)
     with steps("bootstrap"):
         run(
-            manage + ["bootstrap", "--bootstrap-admin-url", f"{url}/v3/", "--bootstrap-public-url", f"{url}/v3/", "--bootstrap-region-id", "RegionOne"],
+            manage
+            + [
+                "bootstrap",
+                "--bootstrap-admin-url",
+                f"{url}/v3/",
+                "--bootstrap-public-url",
+                f"{url}/v3/",
+                "--bootstrap-region-id",
+                "RegionOne",
+            ],
             env=child_env({"OS_BOOTSTRAP_PASSWORD": admin_password}),
             what="keystone-manage bootstrap",
         )
     log_path = base / "server.log"
     cmd = [
-        DEBIAN_PYTHON, "-m", "gunicorn",
-        "--bind", f"fd://{sock.fileno()}",
-        "--workers", workers,
-        "--worker-class", "sync",
-        "--timeout", "60",
-        "--pid", base / "gunicorn.pid",
-        "--chdir", HERE / "keystone",
+        DEBIAN_PYTHON,
+        "-m",
+        "gunicorn",
+        "--bind",
+        f"fd://{sock.fileno()}",
+        "--workers",
+        workers,
+        "--worker-class",
+        "sync",
+        "--timeout",
+        "60",
+        "--pid",
+        base / "gunicorn.pid",
+        "--chdir",
+        HERE / "keystone",
         "keystone_public_wsgi",
     ]
-    proc = start_process(cmd, env=keystone_env(base), cwd=HERE / "keystone", log_path=log_path, pass_fds=(sock.fileno(),))
+    proc = start_process(
+        cmd, env=keystone_env(base), cwd=HERE / "keystone", log_path=log_path, pass_fds=(sock.fileno(),)
+    )
     sock.close()
     try:
         # The test user and application credentials are written while the server boots
         # (both take ~1.5 s of Python start-up; the server reads them per request).
         with steps("provision_while_starting"):
             provisioned = json.loads(
-                run([DEBIAN_PYTHON, HERE / "keystone" / "keystone_fixture.py", "provision", conf, secrets_dir], what="keystone_fixture.py provision")
+                run(
+                    [DEBIAN_PYTHON, HERE / "keystone" / "keystone_fixture.py", "provision", conf, secrets_dir],
+                    what="keystone_fixture.py provision",
+                )
             )
         with steps("start_until_ready"):
             wait_ready(port, "/v3", proc, "keystone", log_path)
@@ -811,7 +877,12 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
         "auth_url": f"{url}/v3",
         "tokens_url": f"{url}/v3/auth/tokens",
         "oauth2_token_endpoint": f"{url}/v3/OS-OAUTH2/token",
-        "admin": {"user": "admin", "project": "admin", "domain": "default", "password_file": str(secrets_dir / "admin.password")},
+        "admin": {
+            "user": "admin",
+            "project": "admin",
+            "domain": "default",
+            "password_file": str(secrets_dir / "admin.password"),
+        },
         "application_credential": provisioned["application_credential"],
         "application_credentials": provisioned["application_credentials"],
         "token_owner": provisioned["token_owner"],
@@ -821,7 +892,10 @@ def up_keystone(root: Path, workers: int, cache: bool = False) -> dict:
         "config_file": str(conf),
         "log": str(log_path),
         "keystone_log": str(base / "keystone.log"),
-        "versions": {"python3-keystone": package_version("python3-keystone"), "python3-gunicorn": package_version("python3-gunicorn")},
+        "versions": {
+            "python3-keystone": package_version("python3-keystone"),
+            "python3-gunicorn": package_version("python3-gunicorn"),
+        },
         "setup_steps": steps.seconds,
     }
 
@@ -909,7 +983,11 @@ def cmd_up(args) -> int:
     if not args.no_install:
         timings["install"] = install(providers, venv)
     description = load_description(root)
-    running = [p for p in providers if p in description["providers"] and process_is_ours(description["providers"][p]["pid"], p, root)]
+    running = [
+        p
+        for p in providers
+        if p in description["providers"] and process_is_ours(description["providers"][p]["pid"], p, root)
+    ]
     if running:
         raise ProviderError(f"already running in {root}: {', '.join(running)} (run `down` first)")
 
@@ -962,7 +1040,10 @@ def cmd_down(args) -> int:
 def cmd_status(args) -> int:
     root = Path(args.dir).resolve()
     description = load_description(root)
-    status = {name: {"pid": d["pid"], "port": d["port"], "running": process_is_ours(d["pid"], name, root)} for name, d in description["providers"].items()}
+    status = {
+        name: {"pid": d["pid"], "port": d["port"], "running": process_is_ours(d["pid"], name, root)}
+        for name, d in description["providers"].items()
+    }
     print(json.dumps(status))
     return 0 if status and all(s["running"] for s in status.values()) else 1
 
@@ -977,7 +1058,9 @@ def provider_description(root: Path, name: str) -> dict:
 def cmd_mint(args) -> int:
     desc = provider_description(Path(args.dir).resolve(), args.provider)
     start = time.monotonic()
-    result = MINT[args.provider](desc, Path(args.tokens_file).resolve(), args.count, args.kind, args.client, args.expired)
+    result = MINT[args.provider](
+        desc, Path(args.tokens_file).resolve(), args.count, args.kind, args.client, args.expired
+    )
     result["seconds"] = round(time.monotonic() - start, 2)
     print(json.dumps(result))
     return 0
@@ -1012,7 +1095,10 @@ def revoke_requests(name: str, desc: dict, client, auth_kind: str):
             raise ProviderError("--auth bearer: only glewlwyd accepts a bearer token at its revocation endpoint")
         c = Client(desc["port"])
         status, _, data = c.request(
-            "POST", f"/api/{GLEWLWYD_PLUGIN}/token", form={"grant_type": "client_credentials", "scope": GLEWLWYD_REVOKE_SCOPE}, headers={"Authorization": basic(client, secret)}
+            "POST",
+            f"/api/{GLEWLWYD_PLUGIN}/token",
+            form={"grant_type": "client_credentials", "scope": GLEWLWYD_REVOKE_SCOPE},
+            headers={"Authorization": basic(client, secret)},
         )
         c.close()
         if status != 200:
@@ -1085,8 +1171,12 @@ def main(argv=None) -> int:
     # time, load average < 2 (RECIPES.md): 2.2-2.8 s with the cache and one worker; without
     # a cache 9.7-10.0 s with one worker, 5.7-8.7 s with two.
     p.add_argument("--keystone-workers", type=int, default=1)
-    p.add_argument("--keystone-cache", choices=["none", "memory"], default="memory", help="memory needs --keystone-workers 1")
-    p.add_argument("--cpu-seconds", type=float, default=0.25, help="CPU cost of one secret check of client confidential-cpu")
+    p.add_argument(
+        "--keystone-cache", choices=["none", "memory"], default="memory", help="memory needs --keystone-workers 1"
+    )
+    p.add_argument(
+        "--cpu-seconds", type=float, default=0.25, help="CPU cost of one secret check of client confidential-cpu"
+    )
     p.set_defaults(run=cmd_up)
 
     p = sub.add_parser("down")

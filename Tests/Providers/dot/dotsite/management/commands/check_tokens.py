@@ -35,6 +35,4 @@ class Command(BaseCommand):
             .values_list("token_checksum", flat=True)
         )
         active = len(checksums & (active_access | active_refresh))
-        self.stdout.write(
-            json.dumps({"total": len(checksums), "active": active, "inactive": len(checksums) - active})
-        )
+        self.stdout.write(json.dumps({"total": len(checksums), "active": active, "inactive": len(checksums) - active}))

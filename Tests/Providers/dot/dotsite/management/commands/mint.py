@@ -34,6 +34,7 @@ class Command(BaseCommand):
             "--expires-in", type=int, default=36000, help="access token lifetime in seconds; <= 0 mints expired ones"
         )
         parser.add_argument("--scope", default="read write")
+        parser.add_argument("--pair-file", help="also write the other kind here, line for line")
 
     def handle(self, *args, **options):
         count = options["count"]
@@ -53,7 +54,9 @@ class Command(BaseCommand):
         with transaction.atomic():
             access_tokens = access_model.objects.bulk_create(
                 [
-                    access_model(token=value, user=owner, application=application, expires=expires, scope=options["scope"])
+                    access_model(
+                        token=value, user=owner, application=application, expires=expires, scope=options["scope"]
+                    )
                     for value in access_values
                 ]
             )
@@ -65,6 +68,10 @@ class Command(BaseCommand):
                     for value, access in zip(refresh_values, access_tokens)
                 ]
             )
-        chosen = access_values if options["kind"] == "access" else refresh_values
+        chosen, other = (
+            (access_values, refresh_values) if options["kind"] == "access" else (refresh_values, access_values)
+        )
         write_private(Path(options["tokens_file"]), "".join(v + "\n" for v in chosen))
+        if options["pair_file"]:
+            write_private(Path(options["pair_file"]), "".join(v + "\n" for v in other))
         self.stdout.write(json.dumps({"minted": count, "kind": options["kind"], "client": application.client_id}))
