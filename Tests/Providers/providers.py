@@ -324,7 +324,10 @@ def apt_install(packages) -> None:
             run(cmd, env=env, what="apt-get install")
         if "glewlwyd" in missing:
             # The package enables its unit for the next boot; this host must not run one.
-            subprocess.run(["deb-systemd-helper", "disable", "glewlwyd.service"], capture_output=True)
+            # (`systemctl disable` works without a running systemd and also turns the SysV
+            # links off; deb-systemd-helper refuses to run outside a maintainer script.)
+            if shutil.which("systemctl"):
+                subprocess.run(["systemctl", "disable", "glewlwyd.service"], capture_output=True)
 
 
 def requirements_digest() -> str:
