@@ -1,0 +1,11 @@
+#!/usr/bin/env python3
+"""Django entry point of the django-oauth-toolkit test provider (see ../RECIPES.md)."""
+
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dotsite.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
