@@ -43,14 +43,14 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     /// Handles one request from `peer`; replies after the change is durable where there is one.
     func handle(
-        _ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void
+        _ request: ControlRequest, from peer: PeerCredentials, reply: ControlReply
     ) {
         switch request {
         case .register(let key, let endpoints, let label):
             register(key: key, endpoints: endpoints, label: label, peer: peer, reply: reply)
         case .unregister(let text):
             guard let session = visibleSession(text, to: peer, reply: reply) else { return }
-            committer.unregister(session, by: peer.uid, reply: reply)
+            committer.unregister(session, by: peer.uid, reply: { reply($0) })
         case .list:
             let now = wallClockMicroseconds()
             let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
@@ -73,7 +73,7 @@ final class SessionRequestHandler: ControlRequestHandler {
                 guard let session = visibleSession(text, to: peer, reply: reply) else { return }
                 sessions = [session]
             }
-            runs.endInBackground(sessions, kind: .onDemand, reply: reply)
+            runs.endInBackground(sessions, kind: .onDemand, reply: { reply($0) })
         case .report(let runID):
             report(runID, for: peer, reply: reply)
         }
@@ -81,7 +81,7 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     private func register(
         key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials,
-        reply: @escaping (ControlResponse) -> Void
+        reply: ControlReply
     ) {
         guard daemon.phase().acceptsRegistrations else {
             reply(.failure(.stopping, "the daemon is stopping and takes no new sessions"))
@@ -116,7 +116,7 @@ final class SessionRequestHandler: ControlRequestHandler {
             id: id, key: key, endpoints: endpoints, ownerUID: peer.uid, label: label,
             registeredAt: wallClockMicroseconds())
         do {
-            try committer.register(session, reply: reply, response: .registered(id: id.description))
+            try committer.register(session, reply: { reply($0) }, response: .registered(id: id.description))
         } catch {
             reply(.failure(.internal, "not registered: \(error)"))
         }
@@ -124,7 +124,7 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     /// The session `text` names, if `peer` may see it; otherwise replies with the error.
     private func visibleSession(
-        _ text: String, to peer: PeerCredentials, reply: (ControlResponse) -> Void
+        _ text: String, to peer: PeerCredentials, reply: ControlReply
     ) -> Session? {
         guard let id = SessionID(validating: text) else {
             reply(.failure(.badRequest, "'\(text)' is not a session id (16 hex digits)"))
@@ -149,7 +149,7 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     /// `reload`, for root and the daemon's own user (`ExecReload=` runs as the service's user):
     /// answered once the new configuration is in force, or with why it was not applied.
-    private func reload(for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
+    private func reload(for peer: PeerCredentials, reply: ControlReply) {
         guard peer.uid == 0 || peer.uid == geteuid() else {
             reply(.failure(.forbidden, "reload is for root and the daemon's own user (uid \(geteuid()))"))
             return
@@ -193,7 +193,7 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     /// `report`: the last stop run (kept in the state directory), or the run `text` names if it
     /// is that one or the last background run; as `peer` may see it.
-    private func report(_ text: String?, for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
+    private func report(_ text: String?, for peer: PeerCredentials, reply: ControlReply) {
         guard case .running = daemon.phase() else {
             reply(.failure(.stopping, "the daemon is stopping; its report is kept for after the next start"))
             return
