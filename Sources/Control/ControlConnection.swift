@@ -1,193 +1,155 @@
 import EventLoop
 import Glibc
 
-/// One client of the control socket: its descriptor and credentials, the bytes it sent that
-/// are not taken yet, the reply being written, and when the server last began waiting for it.
-/// It moves bytes and cuts lines; what they mean, and when to give up on the client, is the
-/// ``ControlServer``'s.
+/// One client of the control socket: its descriptor and credentials, its ``state``, the bytes
+/// it sent that are not taken yet, and the reply being written. It moves bytes and reports
+/// what its socket did to its state; what the lines mean, and when to give up on the client,
+/// is ``ControlConnections``'.
 final class ControlConnection {
-    /// What a read from the socket came to.
-    enum ReadEnd {
-        /// Nothing more to read now.
-        case wouldBlock
-        /// The line limit is reached: reading stops until lines are taken.
-        case full
-        /// End of file: the client sends nothing more.
-        case endOfFile
-        /// The socket failed (ECONNRESET): nothing more in or out.
-        case failed
-    }
-
-    /// What the received bytes hold next.
-    enum NextLine {
-        /// A complete line, newline removed.
+    /// What the connection holds next for the server.
+    enum Next: Equatable {
+        /// A request line to decode and handle (newline removed).
         case line([UInt8])
-        /// A line (or the start of one) longer than the limit.
+        /// A line longer than the limit.
         case tooLong
-        /// No complete line yet.
-        case none
+        /// Nothing now: wait for the handler, the socket, or more bytes.
+        case wait
+        /// Nothing ever again: close.
+        case close
     }
 
+    /// What the event loop watches the socket for.
+    enum Watch: Equatable {
+        /// Watched, for these events.
+        case watched(readable: Bool, writable: Bool)
+        /// No longer watched (after a hang-up or an error, which epoll would keep reporting).
+        case unwatched
+    }
+
+    /// The server's number for the connection.
     let id: UInt64
+    /// The connected socket (non-blocking).
     let fd: Int32
+    /// Who connected.
     let peer: PeerCredentials
-
-    /// Received bytes; those before `inputStart` are taken already (compacted once per pump, so a
-    /// flood of short lines costs linear time).
-    private var input: [UInt8] = []
-    private var inputStart = 0
-    /// The reply being written, and how much of it is out.
-    private var output: [UInt8] = []
-    private var outputOffset = 0
-
-    /// End of file read (or reading stopped for good).
-    var inputClosed = false
-    /// The peer cannot take replies any more (EPIPE, hang-up): they are dropped.
-    private(set) var outputDead = false
-    /// Close once the reply in `output` is out (after `too-large`).
-    var closeWhenFlushed = false
-    /// The serial of the request with the handler, if any.
-    var awaiting: UInt64?
-    var serial: UInt64 = 0
-    /// Re-entrancy guard: a reply given synchronously inside `handle` must not recurse.
-    var pumping = false
-    var watched = true
-    var interest = (read: true, write: false)
-    /// When the server began waiting for the client's next request: when it connected, or when
-    /// its previous request was answered. Bytes that arrive do not move it: a request must be
-    /// complete within the limit, however slowly it trickles in.
-    var waitingSince: MonotonicInstant
-    /// When bytes of a reply last went out: a large reply that is being read still progresses.
-    var lastWrite: MonotonicInstant
+    /// Where the connection is in its life: the one place its transitions are made.
+    var state: ControlConnectionState
+    /// What the event loop watches the socket for.
+    var watch = Watch.watched(readable: true, writable: false)
+    /// The timer closing the connection at its deadline, if one is armed.
     var deadlineTimer: EventLoop.TimerID?
+    /// Set while the server takes lines: a reply given synchronously inside the handler must not
+    /// start taking lines again from within.
+    var isPumping = false
+    private var input = RequestLineBuffer()
+    private var output = ReplyBuffer()
 
+    /// A connection accepted at `now`.
     init(id: UInt64, fd: Int32, peer: PeerCredentials, now: MonotonicInstant) {
         self.id = id
         self.fd = fd
         self.peer = peer
-        waitingSince = now
-        lastWrite = now
+        state = ControlConnectionState(connectedAt: now)
     }
 
-    var hasUnsentOutput: Bool { outputOffset < output.count }
-    /// Whether a reply is still to be written to a peer that takes them.
-    var isWriting: Bool { hasUnsentOutput && !outputDead }
     /// Received bytes not yet taken as lines.
-    var pendingInput: Int { input.count - inputStart }
+    var pendingInput: Int { input.pendingCount }
     /// Whether the untaken bytes hold more than whitespace (an unfinished request).
-    var hasPartialRequest: Bool { input[inputStart...].contains(where: { !Self.isSpace($0) }) }
+    var hasPartialRequest: Bool { input.hasPartialRequest }
 
     // MARK: Input
 
-    /// Reads what the socket has, up to `maxPending` untaken bytes, through `buffer`.
-    func readAvailable(into buffer: inout [UInt8], maxPending: Int) -> ReadEnd {
-        while pendingInput <= maxPending {
+    /// Reads what the socket has, up to `maxPending` untaken bytes, through `buffer`; records end
+    /// of file or a failure in ``state``.
+    func readAvailable(into buffer: inout [UInt8], maxPending: Int) {
+        while input.pendingCount <= maxPending {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
-                input.append(contentsOf: buffer[0..<count])
+                input.append(buffer[0..<count])
                 continue
             }
             if count == 0 {
-                inputClosed = true
-                return .endOfFile
+                state.inputEnded()
+                return
             }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case EAGAIN, EWOULDBLOCK: return
             default:
-                inputClosed = true
-                dropOutput()
-                return .failed
+                peerGone()
+                return
             }
         }
-        return .full
     }
 
-    /// Takes the next complete line of at most `maxBytes` (a CR before its newline removed).
-    func nextLine(maxBytes: Int) -> NextLine {
-        if let newline = input[inputStart...].firstIndex(of: UInt8(ascii: "\n")) {
-            guard newline - inputStart <= maxBytes else { return .tooLong }
-            var line = Array(input[inputStart..<newline])
-            inputStart = newline + 1
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            return .line(line)
+    /// What comes next: a line while a request is awaited (lines longer than `maxLineBytes`
+    /// refused), and, once the input has ended, the unterminated last one, then the close.
+    func next(maxLineBytes: Int) -> Next {
+        switch state.next {
+        case .wait: return .wait
+        case .close: return .close
+        case .takeLine:
+            switch input.nextLine(maxBytes: maxLineBytes) {
+            case .line(let line): return .line(line)
+            case .tooLong: return .tooLong
+            case .none: break
+            }
+            if state.readsInput { return .wait }
+            if let line = input.takeUnterminatedLine() { return .line(line) }
+            return .close
         }
-        return pendingInput > maxBytes ? .tooLong : .none
     }
 
-    /// At end of input: an unterminated last line is still a request (`printf '%s' …`).
-    func takeUnterminatedLine() -> [UInt8]? {
-        guard inputClosed, hasPartialRequest else { return nil }
-        var line = Array(input[inputStart...])
-        discardInput()
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        return line
+    /// A line over the limit: what was received is dropped and nothing more is read; the
+    /// `too-large` reply is the last.
+    func refuseTooLong() {
+        input.discard()
+        state.lineTooLong()
     }
 
-    /// Forgets what was received and not taken.
-    func discardInput() {
-        input = []
-        inputStart = 0
-    }
-
-    /// Drops the bytes already taken.
-    func compactInput() {
-        guard inputStart > 0 else { return }
-        input.removeFirst(inputStart)
-        inputStart = 0
-    }
+    /// Drops the bytes already taken (once per pump).
+    func compactInput() { input.compact() }
 
     // MARK: Output
 
-    /// Queues `line` behind what is being written, and writes what the socket takes.
-    func enqueue(_ line: [UInt8], now: MonotonicInstant) {
-        guard !outputDead else { return }
-        if hasUnsentOutput {
-            output.append(contentsOf: line)
-        } else {
-            output = line
-            outputOffset = 0
-        }
+    /// Queues `line` behind what is being written, and writes what the socket takes (nothing
+    /// once the peer is gone).
+    func send(_ line: [UInt8], now: MonotonicInstant) {
+        guard state.takesReplies else { return }
+        output.append(line)
+        state.replyQueued()
         flush(now: now)
     }
 
     /// Writes what the socket takes without blocking. A peer that is gone (EPIPE, ECONNRESET)
     /// sends nothing more either; the requests it sent are still handled.
     func flush(now: MonotonicInstant) {
-        while isWriting {
-            let count = output.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return send(
-                    fd, base + outputOffset, raw.count - outputOffset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        while state.isSending {
+            let count = output.withUnsentBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
             if count > 0 {
-                outputOffset += count
-                lastWrite = now
+                output.written(count)
+                state.sent(at: now)
+                if output.isEmpty { state.replySent() }
                 continue
             }
             if count < 0 && errno == EINTR { continue }
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            inputClosed = true
-            dropOutput()
-        }
-        if !hasUnsentOutput {
-            output = []
-            outputOffset = 0
+            peerGone()
         }
     }
 
-    /// Stops writing for good: the peer takes no more replies.
-    func dropOutput() {
-        outputDead = true
-        output = []
-        outputOffset = 0
-    }
-
-    /// Sends `line` if the socket takes it at once, and nothing otherwise (a last word before closing).
+    /// Sends `line` if the socket takes it at once, and nothing otherwise (a last word before
+    /// closing).
     func sendBestEffort(_ line: [UInt8]) {
-        guard !hasUnsentOutput, !outputDead else { return }
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        guard state.takesReplies, !state.isSending else { return }
+        _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
     }
 
-    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    /// The socket failed or hung up: nothing more in or out.
+    func peerGone() {
+        state.peerGone()
+        output.clear()
+    }
 }

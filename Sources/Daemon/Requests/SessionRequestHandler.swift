@@ -1,89 +1,47 @@
 import Basics
 import Control
 import EventLoop
-import Glibc
 import JSON
 import Sessions
 import Vocabulary
 
-/// The daemon's answers to control requests: registration (acknowledged once durable), and
-/// listing, removing, ending and counting sessions, each user seeing only their
-/// own (root sees all).
-final class SessionRequestHandler: ControlRequestHandler {
-    /// What request handling needs of the daemon as a whole.
-    struct DaemonContext {
-        /// The daemon's phase, read at each request.
-        let phase: () -> Daemon.Phase
-        /// Reloads the configuration (the `reload` request).
-        let reload: () -> Daemon.ReloadOutcome
-        /// When the daemon started, for the uptime.
-        let startedAt: MonotonicInstant
-        /// The last stop run's summary kept in the state directory at start.
-        let lastStopSummary: JSONValue?
-    }
-
+/// The daemon's answers to the control requests about sessions: registration (acknowledged once
+/// durable), and listing, removing, ending and counting sessions and reading run reports, each
+/// user seeing only their own (root sees all). ``Daemon`` routes each request here, with its
+/// ``DaemonState`` as it is at that moment; `reload` is the daemon's own. Answers go back only
+/// through the request's ``ControlReply``.
+final class SessionRequestHandler {
     private let committer: StoreCommitter
     private let runs: RunCoordinator
     private let configuration: ActiveConfiguration
-    private let daemon: DaemonContext
     private let loop: EventLoop
+    /// When the daemon started, for the uptime.
+    private let startedAt: MonotonicInstant
+    /// The last stop run's summary kept in the state directory at start.
+    private let lastStopSummary: JSONValue?
 
+    /// Answers from `committer`'s store, `runs` and the `configuration` in force.
     init(
-        committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, daemon: DaemonContext,
-        loop: EventLoop
+        committer: StoreCommitter, runs: RunCoordinator, configuration: ActiveConfiguration, loop: EventLoop,
+        startedAt: MonotonicInstant, lastStopSummary: JSONValue?
     ) {
         self.committer = committer
         self.runs = runs
         self.configuration = configuration
-        self.daemon = daemon
         self.loop = loop
+        self.startedAt = startedAt
+        self.lastStopSummary = lastStopSummary
     }
 
     private var store: SessionStore { committer.store }
 
-    /// Handles one request from `peer`; replies after the change is durable where there is one.
-    func handle(
-        _ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void
+    /// `register`: keeps a new session of `peer`'s (unless `state` takes no registrations),
+    /// answered with its id once it is durable.
+    func register(
+        key: SessionKey, endpoints: [String], label: String?, for peer: PeerCredentials, in state: DaemonState,
+        reply: ControlReply
     ) {
-        switch request {
-        case .register(let key, let endpoints, let label):
-            register(key: key, endpoints: endpoints, label: label, peer: peer, reply: reply)
-        case .unregister(let text):
-            guard let session = visibleSession(text, to: peer, reply: reply) else { return }
-            committer.unregister(session, by: peer.uid, reply: reply)
-        case .list:
-            let now = wallClockMicroseconds()
-            let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
-            let configured = Set(configuration.current.endpoints.map(\.name))
-            reply(.sessions(visible.map { Self.info($0, now: now, configured: configured) }))
-        case .status:
-            reply(.status(status(for: peer)))
-        case .reload:
-            reload(for: peer, reply: reply)
-        case .end(let target):
-            guard case .running = daemon.phase() else {
-                reply(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
-                return
-            }
-            let sessions: [Session]
-            switch target {
-            case .all:
-                sessions = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
-            case .session(let text):
-                guard let session = visibleSession(text, to: peer, reply: reply) else { return }
-                sessions = [session]
-            }
-            runs.endInBackground(sessions, kind: .onDemand, reply: reply)
-        case .report(let runID):
-            report(runID, for: peer, reply: reply)
-        }
-    }
-
-    private func register(
-        key: SessionKey, endpoints: [String], label: String?, peer: PeerCredentials,
-        reply: @escaping (ControlResponse) -> Void
-    ) {
-        guard daemon.phase().acceptsRegistrations else {
+        guard state.acceptsRegistrations else {
             reply(.failure(.stopping, "the daemon is stopping and takes no new sessions"))
             return
         }
@@ -116,16 +74,48 @@ final class SessionRequestHandler: ControlRequestHandler {
             id: id, key: key, endpoints: endpoints, ownerUID: peer.uid, label: label,
             registeredAt: wallClockMicroseconds())
         do {
-            try committer.register(session, reply: reply, response: .registered(id: id.description))
+            try committer.register(session, reply: { reply($0) }, response: .registered(id: id.description))
         } catch {
             reply(.failure(.internal, "not registered: \(error)"))
         }
     }
 
+    /// `unregister`: forgets the session `text` names, if `peer` may see it; answered once that
+    /// is durable.
+    func unregister(_ text: String, for peer: PeerCredentials, reply: ControlReply) {
+        guard let session = visibleSession(text, to: peer, reply: reply) else { return }
+        committer.unregister(session, by: peer.uid, reply: { reply($0) })
+    }
+
+    /// `list`: the sessions `peer` may see, never their keys.
+    func list(for peer: PeerCredentials, reply: ControlReply) {
+        let now = wallClockMicroseconds()
+        let visible = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
+        let configured = Set(configuration.current.endpoints.map(\.name))
+        reply(.sessions(visible.map { Self.info($0, now: now, configured: configured) }))
+    }
+
+    /// `end`: ends `target` now in a background run (only while `state` is running); answered
+    /// with what became of each session once every run involved has finished.
+    func end(_ target: ControlRequest.EndTarget, for peer: PeerCredentials, in state: DaemonState, reply: ControlReply)
+    {
+        guard state == .running else {
+            reply(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
+            return
+        }
+        let sessions: [Session]
+        switch target {
+        case .all:
+            sessions = peer.uid == 0 ? store.allSessions : store.sessions(ownedBy: peer.uid)
+        case .session(let text):
+            guard let session = visibleSession(text, to: peer, reply: reply) else { return }
+            sessions = [session]
+        }
+        runs.endInBackground(sessions, kind: .onDemand, reply: { reply($0) })
+    }
+
     /// The session `text` names, if `peer` may see it; otherwise replies with the error.
-    private func visibleSession(
-        _ text: String, to peer: PeerCredentials, reply: (ControlResponse) -> Void
-    ) -> Session? {
+    private func visibleSession(_ text: String, to peer: PeerCredentials, reply: ControlReply) -> Session? {
         guard let id = SessionID(validating: text) else {
             reply(.failure(.badRequest, "'\(text)' is not a session id (16 hex digits)"))
             return nil
@@ -138,6 +128,8 @@ final class SessionRequestHandler: ControlRequestHandler {
         return session
     }
 
+    /// `session` as `list` shows it, `now` microseconds since the epoch; `configured`: the endpoint
+    /// names configured now.
     static func info(_ session: Session, now: UInt64, configured: Set<String>) -> ControlSessionInfo {
         ControlSessionInfo(
             id: session.id.description, label: session.label, endpoints: session.endpoints,
@@ -147,34 +139,22 @@ final class SessionRequestHandler: ControlRequestHandler {
             unconfiguredEndpoints: session.endpoints.filter { !configured.contains($0) })
     }
 
-    /// `reload`, for root and the daemon's own user (`ExecReload=` runs as the service's user):
-    /// answered once the new configuration is in force, or with why it was not applied.
-    private func reload(for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
-        guard peer.uid == 0 || peer.uid == geteuid() else {
-            reply(.failure(.forbidden, "reload is for root and the daemon's own user (uid \(geteuid()))"))
-            return
-        }
-        guard case .running = daemon.phase() else {
-            reply(.failure(.stopping, "the daemon is stopping or restarting: nothing to reload"))
-            return
-        }
-        switch daemon.reload() {
-        case .applied(let files, let notes): reply(.reloaded(files: files, notes: notes))
-        case .refused(let error): reply(.failure(.invalidConfiguration, "configuration not reloaded: \(error)"))
-        }
+    /// `status`: the daemon's `state`, counts and settings, and for root the last runs.
+    func status(for peer: PeerCredentials, in state: DaemonState, reply: ControlReply) {
+        reply(.status(statusObject(for: peer, in: state)))
     }
 
-    private func status(for peer: PeerCredentials) -> JSONValue {
+    private func statusObject(for peer: PeerCredentials, in state: DaemonState) -> JSONValue {
         let settings = configuration.current
         let visible = peer.uid == 0 ? store.count : store.count(ownedBy: peer.uid)
         var object: [String: JSONValue] = [
-            "state": .string(daemon.phase().name),
+            "state": .string(state.rawValue),
             "version": .string(SessionCleanupVersion.string),
             "sessions": .integer(Int64(visible)),
             "endpoints": .array(settings.endpoints.map { .string($0.name) }),
             "budget_usec": .integer(settings.stop.budget.microseconds),
             "leftover_budget_usec": .integer(settings.start.leftoverBudget.microseconds),
-            "uptime_usec": .integer(loop.clock.now().duration(since: daemon.startedAt).microseconds),
+            "uptime_usec": .integer(loop.clock.now().duration(since: startedAt).microseconds),
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
@@ -185,7 +165,7 @@ final class SessionRequestHandler: ControlRequestHandler {
             : UnconfiguredEndpoints(store.sessions(ownedBy: peer.uid), configuration: settings)
         if !unconfigured.isEmpty { object["unconfigured_endpoints"] = unconfigured.json }
         if peer.uid == 0, let lastReport = runs.lastReport { object["last_run"] = lastReport.summaryJSON }
-        if peer.uid == 0, let lastStopSummary = daemon.lastStopSummary { object["last_stop_run"] = lastStopSummary }
+        if peer.uid == 0, let lastStopSummary { object["last_stop_run"] = lastStopSummary }
         return .object(object)
     }
 
@@ -193,8 +173,8 @@ final class SessionRequestHandler: ControlRequestHandler {
 
     /// `report`: the last stop run (kept in the state directory), or the run `text` names if it
     /// is that one or the last background run; as `peer` may see it.
-    private func report(_ text: String?, for peer: PeerCredentials, reply: (ControlResponse) -> Void) {
-        guard case .running = daemon.phase() else {
+    func report(_ text: String?, for peer: PeerCredentials, in state: DaemonState, reply: ControlReply) {
+        guard state == .running else {
             reply(.failure(.stopping, "the daemon is stopping; its report is kept for after the next start"))
             return
         }

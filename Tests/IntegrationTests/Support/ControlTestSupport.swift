@@ -133,7 +133,7 @@ final class RecordingHandler: ControlRequestHandler, @unchecked Sendable {
         return records
     }
 
-    func handle(_ request: ControlRequest, from peer: PeerCredentials, reply: @escaping (ControlResponse) -> Void) {
+    func handle(_ request: ControlRequest, from peer: PeerCredentials, reply: ControlReply) {
         lock.lock()
         records.append(Record(request: request, peer: peer))
         let count = records.count
