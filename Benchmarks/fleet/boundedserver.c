@@ -366,8 +366,9 @@ static void *worker_main(void *arg) {
 static bool submit(conn_t *c, uint64_t key, bool close_after) {
     pthread_mutex_lock(&lock);
     /* Waiting for a worker = accepted and unfinished beyond the workers. */
-    uint64_t waiting = in_service + jobs_len >= (uint64_t)n_workers ? in_service + jobs_len - (uint64_t)n_workers : 0;
-    if (queue_limit >= 0 && waiting >= (uint64_t)queue_limit) {
+    uint64_t busy = in_service + jobs_len;
+    uint64_t waiting = busy >= (uint64_t)n_workers ? busy - (uint64_t)n_workers : 0;
+    if (queue_limit >= 0 && busy >= (uint64_t)n_workers && waiting >= (uint64_t)queue_limit) {
         pthread_mutex_unlock(&lock);
         return false;
     }
@@ -387,7 +388,8 @@ static bool submit(conn_t *c, uint64_t key, bool close_after) {
     }
     jobs[(jobs_head + jobs_len) & (jobs_cap - 1)] = (job_t){c->fd, c->gen, key, close_after};
     jobs_len++;
-    if (waiting + 1 > max_queued && in_service + jobs_len > (uint64_t)n_workers) max_queued = waiting + 1;
+    if (busy + 1 > (uint64_t)n_workers && busy + 1 - (uint64_t)n_workers > max_queued)
+        max_queued = busy + 1 - (uint64_t)n_workers;
     pthread_cond_signal(&work_ready);
     pthread_mutex_unlock(&lock);
     return true;

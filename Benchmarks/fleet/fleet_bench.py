@@ -535,12 +535,13 @@ class Daemon:
     """session-cleanup started by hand: its own state and runtime directories, configuration
     file and notify socket (as systemd would give them), stderr as its journal."""
 
-    def __init__(self, bench, tag, url, variant, budget_s):
+    def __init__(self, bench, tag, url, variant, budget_s, state_dir=None):
+        """state_dir: an earlier daemon's, to start where it stopped (its leftovers)."""
         self.bench = bench
         self.dir = bench.newdir(tag)
-        self.state_dir = self.dir / "state"
+        self.state_dir = Path(state_dir) if state_dir else self.dir / "state"
         self.runtime_dir = self.dir / "run"
-        self.state_dir.mkdir()
+        self.state_dir.mkdir(exist_ok=True)
         self.runtime_dir.mkdir()
         self.budget_s = budget_s
         text = f"[Stop]\nBudgetSec={budget_s}s\n" + "".join(f"{x}\n" for x in variant["stop"])
@@ -599,6 +600,20 @@ class Daemon:
                 if reply.get("ok") is not True:
                     raise BenchError(f"registration refused: {reply.get('code')}: {reply.get('error')}")
 
+    def wait_run_finished(self, kind, timeout):
+        """The fields of the first run-finished entry of a run of `kind` on the daemon's stderr
+        (its journal outside systemd), or None after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        log = self.dir / "daemon.log"
+        while time.monotonic() < deadline:
+            for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+                if "SESSION_CLEANUP_EVENT=run-finished" in line and f"RUN_KIND={kind} " in line + " ":
+                    fields = line.rsplit("[", 1)[-1].rstrip("]").split()
+                    return dict(f.split("=", 1) for f in fields if "=" in f)
+            if self.child.wait(0.2):
+                raise BenchError(f"daemon exited ({self.child.status}) before its {kind} run finished")
+        return None
+
     def sigterm(self):
         self.t_sigterm = time.monotonic()
         self.child.signal(signal.SIGTERM)
@@ -646,6 +661,11 @@ class Daemon:
 def cause_kind(text):
     """A coarse class of a call's failure cause, for the tables."""
     t = text.lower()
+    for status in ("503", "429"):
+        if f"http {status}" in t:
+            return status
+    if text.startswith("rejected"):
+        return "rejected"
     if "refused" in t:
         return "refused"
     if "reset" in t or "recv failure" in t or "send failure" in t or "empty reply" in t:
@@ -780,7 +800,8 @@ class Bench:
         rows = []
         for variant in self.variants:
             rows.append(self.attempt("cpu-bound", variant["name"],
-                                     lambda v=variant: self.cpu_once(v, n, budget, later, iterations, drain=False),
+                                     lambda v=variant: self.cpu_once(v, n, budget, later, iterations, drain=False,
+                                                                     restart=not a.no_next_start),
                                      variant=variant_text(variant), sessions=n, budget_s=budget, sweep=False))
         for limit in sweep:
             v = with_lines(self.sweep_lines, f"MaxConnectionsPerHost={limit}",
@@ -795,7 +816,29 @@ class Bench:
                 r["best_fixed_limit"] = best["limit"]
                 r["completed_vs_best_fixed"] = r["completed_at_exit"] / max(1, best["completed_at_exit"])
 
-    def cpu_once(self, variant, n, budget, later, iterations, drain):
+    def cpu_next_start(self, server, stopped, variant, budget, ids):
+        """The next start: a daemon on the stopped one's state directory ends, in its leftover
+        run, what the stop run kept. How many it ended, in how long, and how many of the
+        requests it sent were for sessions the server had already completed."""
+        t0 = time.monotonic()
+        completed_before = {kid for kid, e in read_record(server.record).items() if e["completions"]}
+        daemon = Daemon(self, "d-cpu-next", server.url("/user/{session}/endsession"), variant, budget,
+                        state_dir=stopped.state_dir)
+        try:
+            daemon.start()
+            fields = daemon.wait_run_finished("leftover", 60 + 15 if not self.quick else 20)
+        finally:
+            daemon.kill()  # not SIGTERM: its stop run would send more
+        keys = read_record(server.record)
+        sent = [(kid, t) for kid, e in keys.items() if kid in ids for t in e["requests"] if t >= t0]
+        if fields is None:
+            return {"next_start_finished": False, "next_start_requests": len(sent)}
+        return {"next_start_finished": True, "next_start_sessions": int(fields.get("SESSIONS_TOTAL", 0)),
+                "next_start_ended": int(fields.get("SESSIONS_ENDED", 0)),
+                "next_start_s": int(fields.get("DURATION_USEC", 0)) / 1e6, "next_start_requests": len(sent),
+                "next_start_requests_already_completed": sum(kid in completed_before for kid, _ in sent)}
+
+    def cpu_once(self, variant, n, budget, later, iterations, drain, restart=False):
         server = GunicornServer(self, "gunicorn", iterations)
         daemon = None
         try:
@@ -842,7 +885,8 @@ class Bench:
                 raise BenchError(f"exit status {daemon.child.status}: {daemon.log_tail()}")
             if after["unknown_keys"]:
                 raise BenchError(f"the server received {after['unknown_keys']} keys nobody registered")
-            return {"wall_s": wall, "exit": daemon.child.status, "calls": n,
+            next_start = self.cpu_next_start(server, daemon, variant, budget, ids) if restart else {}
+            return {**next_start, "wall_s": wall, "exit": daemon.child.status, "calls": n,
                     "requests_at_exit": at_exit["requests"], "requests": after["requests"],
                     "requests_per_call": after["requests"] / n, "keys_sent_twice": after["keys_multi"],
                     "max_requests_per_key": after["max_per_key"],
@@ -1144,13 +1188,23 @@ def kinds_text(kinds):
     return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])) or "—"
 
 
+def next_start(r):
+    """ended/total in s, requests (of them for sessions the server had completed before)."""
+    if "next_start_finished" not in r:
+        return "—"
+    if not r["next_start_finished"]:
+        return f"unfinished, {r['next_start_requests']} req"
+    return (f"{r['next_start_ended']}/{r['next_start_sessions']} in {r['next_start_s']:.1f} s, "
+            f"{r['next_start_requests']} req ({r['next_start_requests_already_completed']} done before)")
+
+
 def tables(rows):
     out = []
     cpu = [r for r in rows if r["scenario"] == "cpu-bound"]
     if cpu:
         headers = ["variant", "wall s", "requests", "req/call", "keys sent >1", "daemon attempts", "daemon ended",
                    "expired", "failed", "not started", "server done at exit", "done later", "done when idle",
-                   "work repeated", "ended − done", "vs best fixed", "server CPU s", "load"]
+                   "work repeated", "ended − done", "vs best fixed", "next start", "server CPU s", "load"]
         cells = []
         for r in cpu:
             if not r["ok"]:
@@ -1162,12 +1216,14 @@ def tables(rows):
                           str(r["daemon_not_started"]), str(r["completed_at_exit"]),
                           f"{r['completed_later']} (+{r['later_s']:g} s)" if r.get("later_s") else "—",
                           str(r["completed_when_idle"]), str(r["completions"] - r["completed_when_idle"]),
-                          f"{r['ended_minus_completed']:+d}", fmt(r.get("completed_vs_best_fixed")),
+                          f"{r['ended_minus_completed']:+d}", fmt(r.get("completed_vs_best_fixed")), next_start(r),
                           fmt(r["server_cpu_s"], ".1f"), f"{r['loadavg_start']:.1f}/{r['cpu_busy_percent']:.0f}%"])
         r0 = cpu[0]
         out.append((f"cpu-bound: {r0['sessions']} sessions, budget {r0['budget_s']} s, gunicorn 2 workers x 8 "
                     "threads, ~0.25 s of CPU per call (requests: what the server began, counted once it was idle, "
                     "* if it never was; work repeated: requests it completed for a key it had already completed; "
+                    "next start: the leftover run of a daemon started on the stopped one's state, sessions ended/"
+                    "kept, its requests and how many of them the server had already completed; "
                     "server CPU s: its workers' CPU from SIGTERM to the exit; load: 1-min loadavg at the row's "
                     "start / the CPUs' busy share during it)", headers, cells, [r.get("error") for r in cpu]))
     b5 = [r for r in rows if r["scenario"] == "backlog5"]
@@ -1189,7 +1245,7 @@ def tables(rows):
     fl = [r for r in rows if r["scenario"] == "fleet"]
     if fl:
         headers = ["client", "all ended s", "× server min", "last exit s", "ended", "requests", "req/call", "503s",
-                   "not ended (daemon's causes)", "listen overflows", "SYN retrans", "resets sent", "max accept q",
+                   "calls retried", "not ended (causes)", "listen overflows", "SYN retrans", "resets sent", "max accept q",
                    "max conns"]
         cells = []
         for r in fl:
@@ -1197,10 +1253,11 @@ def tables(rows):
                 cells.append([r["name"]] + ["—"] * (len(headers) - 2) + ["ERROR"])
                 continue
             ended = r.get("daemon_ended", r.get("ended"))
-            causes = kinds_text(r.get("daemon_cause_kinds") or r.get("curl_errors") or {})
+            causes = kinds_text(r.get("daemon_cause_kinds") or dict(r.get("curl_errors") or {},
+                                                                     **({"non-200": r["non_200"]} if r.get("non_200") else {})))
             cells.append([r["name"], fmt(r["time_all_ended_s"]), fmt(r.get("vs_server_min")), fmt(r["last_exit_s"]),
                           f"{ended}/{r['calls']}", str(r["requests"]), fmt(r["requests_per_call"]),
-                          str(r["rejected_503"]), causes, str(r["netns"]["ListenOverflows"]),
+                          str(r["rejected_503"]), str(r.get("daemon_calls_retried", "—")), causes, str(r["netns"]["ListenOverflows"]),
                           str(r["netns"]["TCPSynRetrans"]), str(r["netns"]["OutRsts"]), str(r["max_accept_queue"]),
                           str(r["max_open_connections"])])
         r0 = fl[0]
@@ -1302,6 +1359,8 @@ def main():
     g.add_argument("--cpu-ms", type=float, default=250, help="CPU per call, calibrated (ms)")
     g.add_argument("--cpu-iterations", type=int, help="PBKDF2 iterations instead of calibrating")
     g.add_argument("--sweep", help="MaxConnectionsPerHost= values (default 1,2,4,8,16,32; quick 4; '' none)")
+    g.add_argument("--no-next-start", action="store_true",
+                   help="skip the next start (the leftover run on the stopped daemon's state) of the main rows")
     g.add_argument("--sweep-lines", help="lines for every sweep row, e.g. 'Endpoint.Concurrency=fixed'")
     g = p.add_argument_group("backlog5")
     g.add_argument("--backlog-sessions", type=int, default=50)
