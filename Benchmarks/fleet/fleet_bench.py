@@ -415,7 +415,9 @@ class GunicornServer:
             return []
 
     def worker_cpu_s(self):
-        """CPU seconds the workers have used so far."""
+        """CPU seconds the workers have used so far (the list of workers read again: the second
+        may have booted after the first answered /_health)."""
+        self.workers = sorted(set(self.workers) | set(self.worker_pids()))
         total = 0.0
         for pid in self.workers:
             try:
