@@ -1206,7 +1206,8 @@ def tables(rows):
     if cpu:
         headers = ["variant", "wall s", "requests", "req/call", "keys sent >1", "daemon attempts", "daemon ended",
                    "expired", "failed", "not started", "server done at exit", "done later", "done when idle",
-                   "work repeated", "ended − done", "vs best fixed", "next start", "server CPU s", "load"]
+                   "work repeated", "ended − done", "vs best fixed", "next start", "server CPU s", "done/CPU s",
+                   "load"]
         cells = []
         for r in cpu:
             if not r["ok"]:
@@ -1219,15 +1220,19 @@ def tables(rows):
                           f"{r['completed_later']} (+{r['later_s']:g} s)" if r.get("later_s") else "—",
                           str(r["completed_when_idle"]), str(r["completions"] - r["completed_when_idle"]),
                           f"{r['ended_minus_completed']:+d}", fmt(r.get("completed_vs_best_fixed")), next_start(r),
-                          fmt(r["server_cpu_s"], ".1f"), f"{r['loadavg_start']:.1f}/{r['cpu_busy_percent']:.0f}%"])
+                          fmt(r["server_cpu_s"], ".1f"),
+                          fmt(r["completed_at_exit"] / r["server_cpu_s"] if r["server_cpu_s"] else None),
+                          f"{r['loadavg_start']:.1f}/{r['cpu_busy_percent']:.0f}%"])
         r0 = cpu[0]
         out.append((f"cpu-bound: {r0['sessions']} sessions, budget {r0['budget_s']} s, gunicorn 2 workers x 8 "
                     "threads, ~0.25 s of CPU per call (requests: what the server began, counted once it was idle, "
                     "* if it never was; work repeated: requests it completed for a key it had already completed; "
                     "next start: the leftover run of a daemon started on the stopped one's state, sessions ended/"
                     "kept, its requests and how many of them the server had already completed; "
-                    "server CPU s: its workers' CPU from SIGTERM to the exit; load: 1-min loadavg at the row's "
-                    "start / the CPUs' busy share during it)", headers, cells, [r.get("error") for r in cpu]))
+                    "server CPU s: its workers' CPU from SIGTERM to the exit, done/CPU s: completed by the exit per "
+                    "CPU second of it (4 at best: a row that got less CPU, on a shared machine, completes less "
+                    "without being less efficient); load: 1-min loadavg at the row's start / the CPUs' busy share "
+                    "during it)", headers, cells, [r.get("error") for r in cpu]))
     b5 = [r for r in rows if r["scenario"] == "backlog5"]
     if b5:
         headers = ["server", "client", "wall s (median)", "runs s", "requests", "ended", "listen overflows",
