@@ -938,7 +938,9 @@ class Bench:
         row = dict(runs[-1])
         walls = [r["wall_s"] for r in runs]
         row.update(wall_s=statistics.median(walls), wall_runs_s=[round(w, 3) for w in walls],
-                   wall_min_s=min(walls), wall_max_s=max(walls), runs=len(runs))
+                   wall_min_s=min(walls), wall_max_s=max(walls), runs=len(runs),
+                   ended_runs=[r["ended"] for r in runs], requests_runs=[r["requests"] for r in runs],
+                   per_run=runs)
         for k in ("ListenOverflows", "TCPSynRetrans"):
             row[k] = statistics.median([r["netns"].get(k, 0) for r in runs])
         return row
@@ -1236,7 +1238,7 @@ def tables(rows):
     b5 = [r for r in rows if r["scenario"] == "backlog5"]
     if b5:
         headers = ["server", "client", "wall s (median)", "runs s", "requests", "ended", "listen overflows",
-                   "SYN retrans", "failures"]
+                   "SYN retrans", "failures (last run)"]
         cells = []
         for r in b5:
             if not r["ok"]:
@@ -1245,7 +1247,8 @@ def tables(rows):
             client = r["client"] if r["client"] != "session-cleanup" else f"daemon {r['name'].split(': ', 1)[1]}"
             failures = kinds_text(r.get("curl_errors") or collections.Counter(cause_kind(c) for c in r.get("causes", {})))
             cells.append([r["server"], client, fmt(r["wall_s"]), " ".join(f"{w:.2f}" for w in r["wall_runs_s"]),
-                          str(r["requests"]), f"{r['ended']}/{r['sessions']}", fmt(r["ListenOverflows"], ".0f"),
+                          " ".join(map(str, r["requests_runs"])),
+                          " ".join(map(str, r["ended_runs"])) + f" of {r['sessions']}", fmt(r["ListenOverflows"], ".0f"),
                           fmt(r["TCPSynRetrans"], ".0f"), failures])
         out.append((f"backlog5: {b5[0]['sessions']} sessions against Python http.server, request_queue_size = 5",
                     headers, cells, [r.get("error") for r in b5]))
