@@ -552,7 +552,8 @@ static bool process_input(conn_t *c) {
         size_t avail = c->in_len;
         const char *hend = avail >= 4 ? memmem(start, avail, "\r\n\r\n", 4) : NULL;
         if (!hend) {
-            if (avail >= MAX_HEAD) return send_status(c, "431 Request Header Fields Too Large", "", "text/plain", "", 0, true);
+            if (avail >= MAX_HEAD)
+                return send_status(c, "431 Request Header Fields Too Large", "", "text/plain", "", 0, true);
             return true;
         }
         size_t head_len = (size_t)(hend - start) + 4, vlen;

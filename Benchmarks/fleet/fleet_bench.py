@@ -39,8 +39,8 @@ has an adaptive limiter, so that the sweep stays a sweep of fixed limits).
 
 Run time (full): cpu-bound ~4.5 min (every row runs out its 25 s budget: the server cannot
 end 200 calls in 25 s; --sweep 2,8,32 shortens it), backlog5 ~1-2 min, fleet ~20 s.
---quick (the CI smoke test, ~35 s): cpu-bound 30 sessions, 6 s budget, sweep 4, 4 s later;
-backlog5 once per row; fleet 10 daemons x 20 sessions. Timings are never asserted: a row fails
+--quick (the CI smoke test, ~35 s): cpu-bound 16 sessions, 5 s budget, sweep 4, 3 s later;
+backlog5 once per row with a 5 s budget; fleet 10 daemons x 20 sessions. Timings are never asserted: a row fails
 only when something is functionally wrong (a process crashed or did not start, a registration
 was refused, the daemon's exit status was neither 0 nor 75, a server received requests for
 keys nobody registered). Prints tables, writes the figures as JSON (--json, default
@@ -528,6 +528,11 @@ def with_lines(variant, name, stop=(), endpoint=()):
     return {"name": name, "stop": variant["stop"] + list(stop), "endpoint": variant["endpoint"] + list(endpoint)}
 
 
+def reference_variant(variant):
+    """The reference row of backlog5 and fleet: `variant` with MaxConnectionsPerHost=4."""
+    return with_lines(variant, "MaxConnectionsPerHost=4", endpoint=["MaxConnectionsPerHost=4"])
+
+
 def variant_text(variant):
     lines = [f"Stop.{x}" for x in variant["stop"]] + [f"Endpoint.{x}" for x in variant["endpoint"]]
     return "; ".join(lines) or "(defaults)"
@@ -654,7 +659,8 @@ class Daemon:
                     causes[f"{outcome}: {cause or '-'}"] += 1
         calls = facts.get("calls", {})
         return {"ended": calls.get("ended", 0), "rejected": calls.get("rejected", 0), "failed": calls.get("failed", 0),
-                "expired": calls.get("expired", 0), "not_started": calls.get("not-started", calls.get("not_started", 0)),
+                "expired": calls.get("expired", 0),
+                "not_started": calls.get("not-started", calls.get("not_started", 0)),
                 "calls_by_outcome": calls, "attempts": attempts, "calls_retried": retried,
                 "causes": dict(causes), "http_statuses": dict(statuses),
                 "duration_s": facts.get("duration_usec", 0) / 1e6, "sessions_left": facts.get("sessions_left")}
@@ -790,9 +796,9 @@ class Bench:
 
     def cpu_bound(self):
         a = self.args
-        n = a.cpu_sessions or (30 if self.quick else 200)
-        budget = a.cpu_budget or (6 if self.quick else 25)
-        later = a.cpu_later if a.cpu_later is not None else (4 if self.quick else 30)
+        n = a.cpu_sessions or (16 if self.quick else 200)
+        budget = a.cpu_budget or (5 if self.quick else 25)
+        later = a.cpu_later if a.cpu_later is not None else (3 if self.quick else 30)
         sweep = [int(x) for x in (a.sweep or ("4" if self.quick else "1,2,4,8,16,32")).split(",") if x]
         iterations = a.cpu_iterations or int(subprocess.run(
             [sys.executable, HERE / "cpu_app.py", "--calibrate", str(a.cpu_ms)], capture_output=True, text=True,
@@ -887,7 +893,10 @@ class Bench:
                 raise BenchError(f"exit status {daemon.child.status}: {daemon.log_tail()}")
             if after["unknown_keys"]:
                 raise BenchError(f"the server received {after['unknown_keys']} keys nobody registered")
-            next_start = self.cpu_next_start(server, daemon, variant, budget, ids) if restart else {}
+            # The next start, if the stop run kept anything (with nothing kept there is no leftover run).
+            next_start = {}
+            if restart and outcome["sessions_left"]:
+                next_start = self.cpu_next_start(server, daemon, variant, budget, ids)
             return {**next_start, "wall_s": wall, "exit": daemon.child.status, "calls": n,
                     "requests_at_exit": at_exit["requests"], "requests": after["requests"],
                     "requests_per_call": after["requests"] / n, "keys_sent_twice": after["keys_multi"],
@@ -917,7 +926,7 @@ class Bench:
         budget = a.budget
         variants = list(self.variants)
         if not a.no_reference:
-            variants.append(with_lines(self.variants[0], "MaxConnectionsPerHost=4", endpoint=["MaxConnectionsPerHost=4"]))
+            variants.append(reference_variant(self.variants[0]))
         for kind in kinds:
             threading_server = kind == "threading"
             label = "ThreadingHTTPServer" if threading_server else "HTTPServer"
@@ -1018,7 +1027,7 @@ class Bench:
                  f"{a.fleet_service_ms:g} ms, backlog {a.fleet_backlog}: the server's own minimum {minimum:.2f} s")
         variants = list(self.variants)
         if not a.no_reference:
-            variants.append(with_lines(self.variants[0], "MaxConnectionsPerHost=4", endpoint=["MaxConnectionsPerHost=4"]))
+            variants.append(reference_variant(self.variants[0]))
         for variant in variants:
             self.attempt("fleet", variant["name"], lambda v=variant: self.fleet_daemons_once(v, daemons, sessions),
                          variant=variant_text(variant), client="session-cleanup", **common)
@@ -1245,17 +1254,22 @@ def tables(rows):
                 cells.append([r.get("server", ""), r["name"]] + ["—"] * (len(headers) - 3) + ["ERROR"])
                 continue
             client = r["client"] if r["client"] != "session-cleanup" else f"daemon {r['name'].split(': ', 1)[1]}"
-            failures = kinds_text(r.get("curl_errors") or collections.Counter(cause_kind(c) for c in r.get("causes", {})))
+            kinds = collections.Counter()
+            for cause, count in (r.get("causes") or {}).items():
+                kinds[cause_kind(cause)] += count
+            failures = kinds_text(r.get("curl_errors") or kinds)
             cells.append([r["server"], client, fmt(r["wall_s"]), " ".join(f"{w:.2f}" for w in r["wall_runs_s"]),
                           " ".join(map(str, r["requests_runs"])),
-                          " ".join(map(str, r["ended_runs"])) + f" of {r['sessions']}", fmt(r["ListenOverflows"], ".0f"),
+                          " ".join(map(str, r["ended_runs"])) + f" of {r['sessions']}",
+                          fmt(r["ListenOverflows"], ".0f"),
                           fmt(r["TCPSynRetrans"], ".0f"), failures])
         out.append((f"backlog5: {b5[0]['sessions']} sessions against Python http.server, request_queue_size = 5",
                     headers, cells, [r.get("error") for r in b5]))
     fl = [r for r in rows if r["scenario"] == "fleet"]
     if fl:
         headers = ["client", "all ended s", "× server min", "last exit s", "ended", "requests", "req/call", "503s",
-                   "calls retried", "not ended (causes)", "listen overflows", "SYN retrans", "resets sent", "max accept q",
+                   "calls retried", "not ended (causes)", "listen overflows", "SYN retrans", "resets sent",
+                   "max accept q",
                    "max conns"]
         cells = []
         for r in fl:
@@ -1263,11 +1277,12 @@ def tables(rows):
                 cells.append([r["name"]] + ["—"] * (len(headers) - 2) + ["ERROR"])
                 continue
             ended = r.get("daemon_ended", r.get("ended"))
-            causes = kinds_text(r.get("daemon_cause_kinds") or dict(r.get("curl_errors") or {},
-                                                                     **({"non-200": r["non_200"]} if r.get("non_200") else {})))
+            peer_failures = dict(r.get("curl_errors") or {}, **({"non-200": r["non_200"]} if r.get("non_200") else {}))
+            causes = kinds_text(r.get("daemon_cause_kinds") or peer_failures)
             cells.append([r["name"], fmt(r["time_all_ended_s"]), fmt(r.get("vs_server_min")), fmt(r["last_exit_s"]),
                           f"{ended}/{r['calls']}", str(r["requests"]), fmt(r["requests_per_call"]),
-                          str(r["rejected_503"]), str(r.get("daemon_calls_retried", "—")), causes, str(r["netns"]["ListenOverflows"]),
+                          str(r["rejected_503"]), str(r.get("daemon_calls_retried", "—")), causes,
+                          str(r["netns"]["ListenOverflows"]),
                           str(r["netns"]["TCPSynRetrans"]), str(r["netns"]["OutRsts"]), str(r["max_accept_queue"]),
                           str(r["max_open_connections"])])
         r0 = fl[0]
@@ -1348,13 +1363,16 @@ def machine_info(daemon):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("--daemon", default=os.environ.get("SESSION_CLEANUP_BIN", str(REPO / ".build/release/session-cleanup")))
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--daemon",
+                   default=os.environ.get("SESSION_CLEANUP_BIN", str(REPO / ".build/release/session-cleanup")))
     p.add_argument("--quick", action="store_true", help="CI smoke test (~30-40 s)")
     p.add_argument("--only", help="comma-separated: cpu-bound, backlog5, fleet")
     p.add_argument("--variant", action="append", help="NAME[:Stop.Key=v;Endpoint.Key=v;...] (repeatable)")
     p.add_argument("--no-reference", action="store_true", help="no MaxConnectionsPerHost=4 rows in backlog5 and fleet")
-    p.add_argument("--budget", type=int, default=25, help="BudgetSec= of backlog5 and fleet daemons (s)")
+    p.add_argument("--budget", type=int, help="BudgetSec= of backlog5 and fleet daemons and their curl peers' "
+                                              "--max-time (s; default 25, quick 5)")
     p.add_argument("--json", default=str(REPO / "bench-results" / "fleet.json"))
     p.add_argument("--markdown", help="also write the tables as Markdown here")
     p.add_argument("--workdir", default="/tmp")
@@ -1374,8 +1392,8 @@ def main():
     g.add_argument("--sweep-lines", help="lines for every sweep row, e.g. 'Endpoint.Concurrency=fixed'")
     g = p.add_argument_group("backlog5")
     g.add_argument("--backlog-sessions", type=int, default=50)
-    g.add_argument("--backlog-servers", help="threading (ThreadingHTTPServer, the default), plain (HTTPServer) or both: "
-                                             "threading,plain")
+    g.add_argument("--backlog-servers",
+                   help="threading (ThreadingHTTPServer, the default), plain (HTTPServer) or both: threading,plain")
     g.add_argument("--repeat", type=int, help="runs per row (default 3, quick 1)")
     g = p.add_argument_group("fleet")
     g.add_argument("--fleet-daemons", type=int)
@@ -1388,6 +1406,8 @@ def main():
     g.add_argument("--fleet-queue", type=int, help="boundedserver --queue: 503 beyond this many waiting")
     g.add_argument("--fleet-spread-ms", type=float, default=0, help="SIGTERMs spread over this long (default: at once)")
     args = p.parse_args()
+    if args.budget is None:
+        args.budget = 5 if args.quick else 25
     for v in args.variant or []:
         try:
             parse_variant(v)
