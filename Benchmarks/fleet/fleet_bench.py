@@ -39,7 +39,7 @@ has an adaptive limiter, so that the sweep stays a sweep of fixed limits).
 
 Run time (full): cpu-bound ~4.5 min (every row runs out its 25 s budget: the server cannot
 end 200 calls in 25 s; --sweep 2,8,32 shortens it), backlog5 ~1-2 min, fleet ~20 s.
---quick (the CI smoke test, ~35 s): cpu-bound 16 sessions, 5 s budget, sweep 4, 3 s later;
+--quick (the CI smoke test, ~30 s): cpu-bound 16 sessions, 5 s budget, sweep 4, 3 s later;
 backlog5 once per row with a 5 s budget; fleet 10 daemons x 20 sessions. Timings are never asserted: a row fails
 only when something is functionally wrong (a process crashed or did not start, a registration
 was refused, the daemon's exit status was neither 0 nor 75, a server received requests for
