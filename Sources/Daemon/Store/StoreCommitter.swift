@@ -13,6 +13,10 @@ import Sessions
 /// durable (or "not saved", and then it is nowhere); what is staged while a commit is being
 /// written goes into the next one (group commit); compaction runs in the background and never
 /// while stopping. The loop never waits for the disk, except at the two edges of a stop.
+///
+/// The flow is one-way: this type changes the store, then asks it whether a commit is wanted
+/// (``SessionStore/takeCommitRequest()``) and schedules ``SessionStore/submitStaged()`` on the
+/// loop itself; the store never calls back to ask for one.
 final class StoreCommitter {
     /// The store; changes go through this type so that replies and journal entries follow them.
     let store: SessionStore
@@ -45,13 +49,21 @@ final class StoreCommitter {
         registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
         Self.recordLoad(report, journal)
         store.onEvent = { [journal] event in Self.record(event, journal) }
-        // Everything staged in one turn of the loop (the requests of every ready client, the
-        // results of every finished call) goes into one commit: one fdatasync for them all;
-        // while stopping, everything staged within `commitDelay`.
-        store.onStaged = { [weak self, weak store, loop] in
-            loop.schedule(after: self?.commitDelay ?? .zero) { store?.submitStaged() }
+        store.waitsForSubmit = true
+        try loop.watch(store.completionDescriptor) { [weak self, store] _ in
+            store.processCompletions()
+            self?.scheduleCommitIfWanted()
         }
-        try loop.watch(store.completionDescriptor) { [store] _ in store.processCompletions() }
+    }
+
+    /// Everything staged in one turn of the loop (the requests of every ready client, the
+    /// results of every finished call) goes into one commit: one fdatasync for them all; while
+    /// stopping, everything staged within `commitDelay`. Called after every change to the store
+    /// and every batch of the writer's results (which may start the next commit, a compaction or
+    /// a rewrite).
+    private func scheduleCommitIfWanted() {
+        guard store.takeCommitRequest() else { return }
+        loop.schedule(after: commitDelay) { [weak store] in store?.submitStaged() }
     }
 
     // MARK: Changes
@@ -70,6 +82,7 @@ final class StoreCommitter {
             self?.registrations.registered(session)
             reply(response)
         }
+        scheduleCommitIfWanted()
     }
 
     /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable
@@ -84,6 +97,7 @@ final class StoreCommitter {
             self?.registrations.unregistered(session, by: uid)
             reply(.success)
         }
+        scheduleCommitIfWanted()
     }
 
     /// Records what a run did to one session: removed when ended at every endpoint; otherwise
@@ -93,6 +107,7 @@ final class StoreCommitter {
     /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Written by the store's next
     /// commit, retried until durable.
     func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
+        defer { scheduleCommitIfWanted() }
         if result.ended {
             if store.recordEnded(result.id) { onSessionCountChanged() }
             return
@@ -130,7 +145,9 @@ final class StoreCommitter {
     /// Waits (blocking the loop, so only where that is meant: at start, before `READY=1`) until
     /// what is staged is durable; throws if it could not be written.
     func commitNow(timeout: Duration = .seconds(10)) throws {
-        guard !store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp)) else { return }
+        let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
+        scheduleCommitIfWanted()
+        guard !saved else { return }
         throw StoreError(
             kind: .syncFailed, message: "the session store in \(store.directoryPath) could not save its changes",
             path: store.directoryPath)
@@ -146,6 +163,7 @@ final class StoreCommitter {
         store.beginShutdown()
         store.flush(timeoutMilliseconds: 1_000)
         commitDelay = Self.stopRunCommitDelay
+        scheduleCommitIfWanted()
     }
 
     /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
@@ -160,6 +178,7 @@ final class StoreCommitter {
             let left = timeout - loop.clock.now().duration(since: began)
             store.eraseIfEmpty(timeoutMilliseconds: Int(max(.zero, left).millisecondsRoundedUp))
         }
+        scheduleCommitIfWanted()
         let kept = store.durableCount
         if !saved {
             let unsaved = kept - store.count
