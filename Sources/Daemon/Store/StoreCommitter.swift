@@ -47,8 +47,8 @@ final class StoreCommitter {
         self.loop = loop
         self.journal = journal
         registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
-        Self.recordLoad(report, journal)
-        store.onEvent = { [journal] event in Self.record(event, journal) }
+        for entry in report.journalEntries { journal.record(entry) }
+        store.onEvent = { [journal] event in journal.record(event.journalEntry) }
         store.waitsForSubmit = true
         try loop.watch(store.completionDescriptor) { [weak self, store] _ in
             store.processCompletions()
@@ -201,72 +201,5 @@ final class StoreCommitter {
         isClosed = true
         loop.unwatch(store.completionDescriptor)
         store.close()
-    }
-
-    // MARK: Journal
-
-    private static func record(_ event: StoreEvent, _ journal: any JournalSink) {
-        switch event {
-        case .commitFailed(let error, let recovering):
-            journal.record(
-                JournalEntry(
-                    .storeWriteFailed,
-                    "Session store not saved: \(error)"
-                        + (recovering ? "; rewriting it from memory before the next commit" : ""),
-                    [JournalField(.error, error.description)]))
-        case .recovered(let sessions, let recreated):
-            journal.record(
-                JournalEntry(
-                    .storeRecovered,
-                    "Session store rewritten from memory with \(HumanText.count(sessions, "session"))"
-                        + (recreated ? " into a state directory made again (it had been deleted)" : "")
-                        + "; changes are saved again",
-                    [JournalField(.sessionsTotal, sessions)]))
-        case .recoveryFailed(let error):
-            journal.record(
-                JournalEntry(
-                    .storeWriteFailed,
-                    "Session store could not be rewritten: \(error); registrations are refused until it can be "
-                        + "(tried again at the next change)",
-                    [JournalField(.error, error.description)]))
-        case .compactionFailed(let error):
-            journal.record(
-                JournalEntry(
-                    .storeCompactionFailed, "Session store compaction failed (tried again later): \(error)",
-                    [JournalField(.error, error.description)]))
-        case .compacted(let sessions, let bytes, let microseconds):
-            journal.record(
-                JournalEntry(
-                    .storeCompacted,
-                    "Session store compacted: \(HumanText.count(sessions, "session")), \(bytes) bytes in \(microseconds / 1000) ms",
-                    [
-                        JournalField(.sessionsTotal, sessions),
-                        JournalField(.durationUsec, microseconds),
-                    ]))
-        }
-    }
-
-    private static func recordLoad(_ report: LoadReport, _ journal: any JournalSink) {
-        for problem in report.problems {
-            journal.record(
-                JournalEntry(
-                    .storeDamaged, "Session store damaged, recovered what could be: \(problem)",
-                    [JournalField(.storeFile, problem.path), JournalField(.error, problem.description)]))
-        }
-        if !report.preservedFiles.isEmpty {
-            journal.record(
-                JournalEntry(
-                    .storeDamaged,
-                    "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
-                    [JournalField(.storeFile, report.preservedFiles.joined(separator: " "))]))
-        }
-        journal.record(
-            JournalEntry(
-                .storeLoaded,
-                "Session store loaded: \(HumanText.count(report.sessionCount, "session")) in \(report.durationMicroseconds / 1000) ms",
-                [
-                    JournalField(.sessionsTotal, report.sessionCount),
-                    JournalField(.durationUsec, report.durationMicroseconds),
-                ]))
     }
 }
