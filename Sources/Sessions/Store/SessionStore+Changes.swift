@@ -1,5 +1,5 @@
 /// The two kinds of change (see ``SessionStore``): client changes, staged until durable, and run
-/// results, applied at once. Each stages its record for the next commit (``SessionStore+Commit``).
+/// results, applied at once. Each stages its record for the next commit (`SessionStore+Commit`).
 extension SessionStore {
     // MARK: Client changes
 

@@ -25,9 +25,9 @@
 /// Its parts, one file each: opening (`SessionStore+Open`), reading the table
 /// (`+Reading`), the changes (`+Changes`), committing them (`+Commit`, with ``CommitQueue`` and
 /// ``CommitRequest``), compaction and recovery (`+Maintenance`, with ``CompactionSchedule`` and
-/// ``StoreHealth``), the documents kept beside the sessions (`+Documents`). The store tells its
-/// owner nothing by calling it, except each client change's `done` and ``onEvent``, neither of
-/// which may change the store: the owner asks (``takeCommitRequest()``) and acts.
+/// ``StoreHealth``), the documents kept beside the sessions (`+Documents`). The store calls its
+/// owner only to report — each client change's `done`, and ``onEvent`` — never to be driven by
+/// it: the owner asks (``takeCommitRequest()``) and acts.
 package final class SessionStore {
     /// What a client change reports when it has become durable (nil) or failed.
     package typealias Completion = (StoreError?) -> Void
@@ -36,8 +36,8 @@ package final class SessionStore {
     package let directoryPath: String
     /// File sizes and counters.
     package internal(set) var statistics = StoreStatistics()
-    /// Told about failed commits, recovery and compactions, for the journal. An observer: it
-    /// must not change the store.
+    /// Told about failed commits, recovery and compactions, for the journal: a report, which
+    /// expects nothing back.
     package var onEvent: ((StoreEvent) -> Void)?
 
     // Touched for every ended session of a run; exclusivity is not checked at run time for
