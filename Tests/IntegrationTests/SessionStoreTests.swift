@@ -171,9 +171,14 @@ final class SessionStoreTests: XCTestCase {
         let (store, _) = try SessionStore.open(directory: dir)
         defer { store.close() }
         var turnsRequested = 0
-        store.onStaged = { turnsRequested += 1 }
-        for n in 0..<16 { try store.register(session(n)) { XCTAssertNil($0) } }
+        store.waitsForSubmit = true
+        // The owner asks after each change, as StoreCommitter does.
+        for n in 0..<16 {
+            try store.register(session(n)) { XCTAssertNil($0) }
+            if store.takeCommitRequest() { turnsRequested += 1 }
+        }
         store.recordOutcome(id: session(0).id, outcome: "x", attemptsDelta: 1)
+        if store.takeCommitRequest() { turnsRequested += 1 }
         XCTAssertEqual(turnsRequested, 1, "asked once to submit at the end of the turn")
         store.submitStaged()
         XCTAssertTrue(store.flush())

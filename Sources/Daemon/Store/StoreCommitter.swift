@@ -13,6 +13,10 @@ import Sessions
 /// durable (or "not saved", and then it is nowhere); what is staged while a commit is being
 /// written goes into the next one (group commit); compaction runs in the background and never
 /// while stopping. The loop never waits for the disk, except at the two edges of a stop.
+///
+/// The flow is one-way: this type changes the store, then asks it whether a commit is wanted
+/// (``SessionStore/takeCommitRequest()``) and schedules ``SessionStore/submitStaged()`` on the
+/// loop itself; the store never calls back to ask for one.
 final class StoreCommitter {
     /// The store; changes go through this type so that replies and journal entries follow them.
     let store: SessionStore
@@ -43,15 +47,23 @@ final class StoreCommitter {
         self.loop = loop
         self.journal = journal
         registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
-        Self.recordLoad(report, journal)
-        store.onEvent = { [journal] event in Self.record(event, journal) }
-        // Everything staged in one turn of the loop (the requests of every ready client, the
-        // results of every finished call) goes into one commit: one fdatasync for them all;
-        // while stopping, everything staged within `commitDelay`.
-        store.onStaged = { [weak self, weak store, loop] in
-            loop.schedule(after: self?.commitDelay ?? .zero) { store?.submitStaged() }
+        for entry in report.journalEntries { journal.record(entry) }
+        store.onEvent = { [journal] event in journal.record(event.journalEntry) }
+        store.waitsForSubmit = true
+        try loop.watch(store.completionDescriptor) { [weak self, store] _ in
+            store.processCompletions()
+            self?.scheduleCommitIfWanted()
         }
-        try loop.watch(store.completionDescriptor) { [store] _ in store.processCompletions() }
+    }
+
+    /// Everything staged in one turn of the loop (the requests of every ready client, the
+    /// results of every finished call) goes into one commit: one fdatasync for them all; while
+    /// stopping, everything staged within `commitDelay`. Called after every change to the store
+    /// and every batch of the writer's results (which may start the next commit, a compaction or
+    /// a rewrite).
+    private func scheduleCommitIfWanted() {
+        guard store.takeCommitRequest() else { return }
+        loop.schedule(after: commitDelay) { [weak store] in store?.submitStaged() }
     }
 
     // MARK: Changes
@@ -70,6 +82,7 @@ final class StoreCommitter {
             self?.registrations.registered(session)
             reply(response)
         }
+        scheduleCommitIfWanted()
     }
 
     /// Forgets the session `id` without ending it; `reply` gets `.success` once that is durable
@@ -84,6 +97,7 @@ final class StoreCommitter {
             self?.registrations.unregistered(session, by: uid)
             reply(.success)
         }
+        scheduleCommitIfWanted()
     }
 
     /// Records what a run did to one session: removed when ended at every endpoint; otherwise
@@ -93,6 +107,7 @@ final class StoreCommitter {
     /// endpoint leaves the store (see ``UnconfiguredEndpoints``). Written by the store's next
     /// commit, retried until durable.
     func apply(_ result: CleanupRun.SessionResult, droppingAllBut configured: Set<String>? = nil) {
+        defer { scheduleCommitIfWanted() }
         if result.ended {
             if store.recordEnded(result.id) { onSessionCountChanged() }
             return
@@ -130,7 +145,9 @@ final class StoreCommitter {
     /// Waits (blocking the loop, so only where that is meant: at start, before `READY=1`) until
     /// what is staged is durable; throws if it could not be written.
     func commitNow(timeout: Duration = .seconds(10)) throws {
-        guard !store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp)) else { return }
+        let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
+        scheduleCommitIfWanted()
+        guard !saved else { return }
         throw StoreError(
             kind: .syncFailed, message: "the session store in \(store.directoryPath) could not save its changes",
             path: store.directoryPath)
@@ -146,6 +163,7 @@ final class StoreCommitter {
         store.beginShutdown()
         store.flush(timeoutMilliseconds: 1_000)
         commitDelay = Self.stopRunCommitDelay
+        scheduleCommitIfWanted()
     }
 
     /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
@@ -160,6 +178,7 @@ final class StoreCommitter {
             let left = timeout - loop.clock.now().duration(since: began)
             store.eraseIfEmpty(timeoutMilliseconds: Int(max(.zero, left).millisecondsRoundedUp))
         }
+        scheduleCommitIfWanted()
         let kept = store.durableCount
         if !saved {
             let unsaved = kept - store.count
@@ -182,72 +201,5 @@ final class StoreCommitter {
         isClosed = true
         loop.unwatch(store.completionDescriptor)
         store.close()
-    }
-
-    // MARK: Journal
-
-    private static func record(_ event: StoreEvent, _ journal: any JournalSink) {
-        switch event {
-        case .commitFailed(let error, let recovering):
-            journal.record(
-                JournalEntry(
-                    .storeWriteFailed,
-                    "Session store not saved: \(error)"
-                        + (recovering ? "; rewriting it from memory before the next commit" : ""),
-                    [JournalField(.error, error.description)]))
-        case .recovered(let sessions, let recreated):
-            journal.record(
-                JournalEntry(
-                    .storeRecovered,
-                    "Session store rewritten from memory with \(HumanText.count(sessions, "session"))"
-                        + (recreated ? " into a state directory made again (it had been deleted)" : "")
-                        + "; changes are saved again",
-                    [JournalField(.sessionsTotal, sessions)]))
-        case .recoveryFailed(let error):
-            journal.record(
-                JournalEntry(
-                    .storeWriteFailed,
-                    "Session store could not be rewritten: \(error); registrations are refused until it can be "
-                        + "(tried again at the next change)",
-                    [JournalField(.error, error.description)]))
-        case .compactionFailed(let error):
-            journal.record(
-                JournalEntry(
-                    .storeCompactionFailed, "Session store compaction failed (tried again later): \(error)",
-                    [JournalField(.error, error.description)]))
-        case .compacted(let sessions, let bytes, let microseconds):
-            journal.record(
-                JournalEntry(
-                    .storeCompacted,
-                    "Session store compacted: \(HumanText.count(sessions, "session")), \(bytes) bytes in \(microseconds / 1000) ms",
-                    [
-                        JournalField(.sessionsTotal, sessions),
-                        JournalField(.durationUsec, microseconds),
-                    ]))
-        }
-    }
-
-    private static func recordLoad(_ report: LoadReport, _ journal: any JournalSink) {
-        for problem in report.problems {
-            journal.record(
-                JournalEntry(
-                    .storeDamaged, "Session store damaged, recovered what could be: \(problem)",
-                    [JournalField(.storeFile, problem.path), JournalField(.error, problem.description)]))
-        }
-        if !report.preservedFiles.isEmpty {
-            journal.record(
-                JournalEntry(
-                    .storeDamaged,
-                    "Damaged store files kept for inspection: \(report.preservedFiles.joined(separator: ", "))",
-                    [JournalField(.storeFile, report.preservedFiles.joined(separator: " "))]))
-        }
-        journal.record(
-            JournalEntry(
-                .storeLoaded,
-                "Session store loaded: \(HumanText.count(report.sessionCount, "session")) in \(report.durationMicroseconds / 1000) ms",
-                [
-                    JournalField(.sessionsTotal, report.sessionCount),
-                    JournalField(.durationUsec, report.durationMicroseconds),
-                ]))
     }
 }

@@ -1,12 +1,13 @@
 import Basics
 import EventLoop
+import Journal
 import Sessions
 
 /// Registrations as the journal sees them: one debug entry per registration or unregistration
 /// (findable with `journalctl SESSION_ID=…`, and in journald's debug pool, which nothing else
 /// uses), plus at most one `registrations` summary at info per ``summaryInterval`` — so that a
 /// busy day never uses up the unit's rate limit before the stop run.
-package final class RegistrationJournal {
+final class RegistrationJournal {
     /// The longest time between a registration and the summary that counts it.
     static let summaryInterval: Duration = .seconds(60)
 
@@ -18,14 +19,14 @@ package final class RegistrationJournal {
     private var summaryTimer: EventLoop.TimerID?
 
     /// `sessionsHeld` gives the number of sessions in the store, for the summary.
-    package init(journal: any JournalSink, loop: EventLoop, sessionsHeld: @escaping () -> Int) {
+    init(journal: any JournalSink, loop: EventLoop, sessionsHeld: @escaping () -> Int) {
         self.journal = journal
         self.loop = loop
         self.sessionsHeld = sessionsHeld
     }
 
     /// A session was registered.
-    package func registered(_ session: Session) {
+    func registered(_ session: Session) {
         var fields = [
             JournalField(.sessionID, session.id), JournalField(.ownerUID, session.ownerUID),
             JournalField(.endpoint, session.endpoints.joined(separator: " ")),
@@ -37,7 +38,7 @@ package final class RegistrationJournal {
     }
 
     /// A session was forgotten without being ended, at `uid`'s request.
-    package func unregistered(_ session: Session, by uid: UInt32) {
+    func unregistered(_ session: Session, by uid: UInt32) {
         journal.record(
             JournalEntry(
                 .unregistered, "Session \(session.id) unregistered by uid \(uid) without being ended",
@@ -48,7 +49,7 @@ package final class RegistrationJournal {
 
     /// Writes the summary now if anything happened since the last one (the stop run calls this
     /// first, so its counts are complete).
-    package func summarise() {
+    func summarise() {
         if let summaryTimer { loop.cancel(summaryTimer) }
         summaryTimer = nil
         guard registeredCount > 0 || unregisteredCount > 0 else { return }
