@@ -67,7 +67,7 @@ let package = Package(
         library("Basics", []),
         library("JSON", []),
         library("EventLoop", ["CEpoll", "Basics"]),
-        library("Sessions", []),
+        library("Sessions", ["Basics"]),
         library("Vocabulary", ["Basics", "Sessions"]),
         library("Configuration", ["Basics", "Vocabulary"]),
         library("Journal", ["CSystemd", "Basics", "EventLoop", "Sessions", "Vocabulary"]),

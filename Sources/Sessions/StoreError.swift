@@ -1,3 +1,4 @@
+import Basics
 import Glibc
 
 /// Why a store operation failed. The message names the operation, the file and, where it
@@ -51,16 +52,10 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
     static func io(_ operation: String, path: String, errno code: Int32, offset: Int? = nil) -> StoreError {
         var text = "\(operation) failed for \(path)"
         if let offset { text += " at byte \(offset)" }
-        text += ": \(errnoText(code))"
+        text += ": \(Errno(code))"
         return StoreError(kind: .io, message: text, path: path, offset: offset, errnoCode: code)
     }
 
     /// The message.
     package var description: String { message }
-}
-
-/// `strerror` text plus the symbolic number, e.g. "Permission denied (errno 13)".
-func errnoText(_ code: Int32) -> String {
-    let text = strerror(code).map { String(cString: $0) } ?? "unknown error"
-    return "\(text) (errno \(code))"
 }

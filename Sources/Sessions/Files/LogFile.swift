@@ -1,3 +1,4 @@
+import Basics
 import Glibc
 
 /// Why an append did not make a commit durable, by what it means for the log file.
@@ -138,7 +139,7 @@ final class LogFile {
         var st = stat()
         let problem: String?
         if fstat(descriptor.raw, &st) != 0 {
-            problem = "fstat failed: \(errnoText(errno))"
+            problem = "fstat failed: \(Errno(errno))"
         } else if st.st_nlink == 0 {
             problem = "the log file was deleted"
         } else {
@@ -169,7 +170,7 @@ final class LogFile {
 
     private static func syncError(_ operation: String, path: String, errno code: Int32) -> StoreError {
         StoreError(
-            kind: .syncFailed, message: "\(operation) failed for \(path): \(errnoText(code))", path: path,
+            kind: .syncFailed, message: "\(operation) failed for \(path): \(Errno(code))", path: path,
             errnoCode: code)
     }
 

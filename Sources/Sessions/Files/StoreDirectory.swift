@@ -1,3 +1,4 @@
+import Basics
 import Glibc
 
 /// The state directory, open: POSIX file helpers that work relative to its descriptor, so the
@@ -52,7 +53,7 @@ final class StoreDirectory: Sendable {
             if e == EWOULDBLOCK {
                 throw StoreError(
                     kind: .locked,
-                    message: "state directory \(path) is locked by another open store (flock: \(errnoText(e)))",
+                    message: "state directory \(path) is locked by another open store (flock: \(Errno(e)))",
                     path: path, errnoCode: e)
             }
             throw StoreError.io("flock(LOCK_EX) of state directory", path: path, errno: e)
@@ -66,11 +67,11 @@ final class StoreDirectory: Sendable {
     /// what happened to it. Files written into a deleted directory are lost at the next start.
     func whereabouts() -> String? {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return "fstat failed: \(errnoText(errno))" }
+        guard fstat(fd, &st) == 0 else { return "fstat failed: \(Errno(errno))" }
         if st.st_nlink == 0 { return "it was deleted" }
         var now = stat()
         guard fstatat(AT_FDCWD, path, &now, 0) == 0 else {
-            return "the path no longer leads to it (\(errnoText(errno)))"
+            return "the path no longer leads to it (\(Errno(errno)))"
         }
         if UInt64(now.st_dev) != identity.dev || UInt64(now.st_ino) != identity.ino {
             return "the path now leads to another directory"
@@ -206,7 +207,7 @@ final class StoreDirectory: Sendable {
             throw StoreError(
                 kind: .syncFailed,
                 message: "fsync of state directory failed for \(path) after renaming \(name) into place: "
-                    + errnoText(e), path: path, errnoCode: e)
+                    + Errno(e).description, path: path, errnoCode: e)
         }
         return f
     }
