@@ -91,16 +91,16 @@ package struct ControlClient: Sendable {
                 close(fd)
                 throw ControlClientError(
                     .unreachable,
-                    "cannot connect to \(socketPath): \(Self.text(error)) (is the daemon running?)")
+                    "cannot connect to \(socketPath): \(Errno(error).text) (is the daemon running?)")
             case EACCES, EPERM:
                 close(fd)
                 throw ControlClientError(
                     .permissionDenied,
-                    "cannot connect to \(socketPath): \(Self.text(error)) (uid \(getuid()) may not use the "
+                    "cannot connect to \(socketPath): \(Errno(error).text) (uid \(getuid()) may not use the "
                         + "control socket: it takes write access, given by the socket's group (SocketGroup=) or root)")
             default:
                 close(fd)
-                throw ControlClientError(.unreachable, "cannot connect to \(socketPath): \(Self.text(error))")
+                throw ControlClientError(.unreachable, "cannot connect to \(socketPath): \(Errno(error).text)")
             }
         }
     }
@@ -122,7 +122,7 @@ package struct ControlClient: Sendable {
                 try wait(fd, for: Int16(POLLOUT), deadline: deadline, doing: "take the request")
                 continue
             }
-            throw ControlClientError(.failed, "sending the request to \(socketPath) failed: \(Self.text(error))")
+            throw ControlClientError(.failed, "sending the request to \(socketPath) failed: \(Errno(error).text)")
         }
     }
 
@@ -153,7 +153,7 @@ package struct ControlClient: Sendable {
                 try wait(fd, for: Int16(POLLIN), deadline: deadline, doing: "reply")
                 continue
             }
-            throw ControlClientError(.failed, "reading the reply on \(socketPath) failed: \(Self.text(error))")
+            throw ControlClientError(.failed, "reading the reply on \(socketPath) failed: \(Errno(error).text)")
         }
     }
 
@@ -167,7 +167,7 @@ package struct ControlClient: Sendable {
             let result = poll(&entry, 1, Int32(clamping: left.millisecondsRoundedUp))
             if result > 0 { return }
             if result < 0 && errno != EINTR {
-                throw ControlClientError(.failed, "poll on \(socketPath) failed: \(Self.text(errno))")
+                throw ControlClientError(.failed, "poll on \(socketPath) failed: \(Errno(errno).text)")
             }
         }
     }
@@ -177,8 +177,7 @@ package struct ControlClient: Sendable {
     }
 
     private func failure(_ operation: String) -> ControlClientError {
-        ControlClientError(.failed, "cannot connect to \(socketPath): \(operation): \(Self.text(errno))")
+        ControlClientError(.failed, "cannot connect to \(socketPath): \(operation): \(Errno(errno).text)")
     }
 
-    private static func text(_ error: Int32) -> String { String(cString: strerror(error)) }
 }

@@ -1,3 +1,4 @@
+import Basics
 import CSystemd
 import EventLoop
 import Glibc
@@ -51,11 +52,11 @@ final class ControlListener {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     log.record(
                         .error,
-                        "Control socket \(socketPath): accept: \(String(cString: strerror(-client))); pausing 100 ms")
+                        "Control socket \(socketPath): accept: \(Errno(-client)); pausing 100 ms")
                     pause()
                     return nil
                 default:
-                    log.record(.error, "Control socket \(socketPath): accept: \(String(cString: strerror(-client)))")
+                    log.record(.error, "Control socket \(socketPath): accept: \(Errno(-client))")
                     pause()
                     return nil
                 }

@@ -63,7 +63,7 @@ enum ControlSocketFile {
             guard unlink(path) == 0 || errno == ENOENT else { throw failure("unlink stale socket", path) }
         case let error:
             throw ControlServerError(
-                "cannot check existing control socket \(path): \(String(cString: strerror(error)))")
+                "cannot check existing control socket \(path): \(Errno(error))")
         }
     }
 
@@ -89,6 +89,6 @@ enum ControlSocketFile {
     private static func failure(_ operation: String, _ path: String) -> ControlServerError {
         let error = errno
         return ControlServerError(
-            "control socket \(path): \(operation): \(String(cString: strerror(error))) (errno \(error))")
+            "control socket \(path): \(operation): \(Errno(error))")
     }
 }
