@@ -58,12 +58,14 @@ package final class CleanupRun {
     let transport: any HTTPTransport
     let loop: EventLoop
     // The state every call touches several times. Exclusivity is not checked at run time for it
-    // (measured: ~20 dynamic checks per call, ~1,600 instructions of a stop run's ~110,000 per
-    // call, issue 10): a run is confined to the loop's thread, and no access to one of these is
-    // open while code runs that could reach it again — each is one statement or a call into a
-    // part that calls nothing back (the schedule's `prepare` excepted: its closure records into
-    // `outcomes`, another property); the transport's completions and `onSessionFinished` run
-    // outside them, and the journal sink the recorder writes to holds no reference to the run.
+    // (measured in issue 10: ~20 dynamic checks, ~1,600 instructions per call of the stop run):
+    // a run is confined to the loop's thread, and no access to one of these is open while code
+    // runs that could reach it again — each is one statement or a call into a part that calls
+    // nothing back, and the journal sink the recorder writes to holds no reference to the run.
+    // The transport's completions run outside them, and so does `onSessionFinished`, but for the
+    // calls that cannot be made: ``begin(completion:)`` records those from inside the
+    // schedule's `prepare` (another property than `outcomes`), which is why that handler must
+    // not call into the run.
     /// Which call goes next, and where each call under way stands.
     @exclusivity(unchecked) var schedule: CallSchedule
     /// The results and the journal.
@@ -75,7 +77,8 @@ package final class CleanupRun {
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
     package var onProgress: ((String) -> Void)?
-    /// Called as each session's calls are all done.
+    /// Called as each session's calls are all done. It must not call into the run (it may run
+    /// while the run prepares its calls).
     // Read once per call; exclusivity is not checked at run time (issue 10's instruction count):
     // set by the run's owner before ``begin(completion:)``, and each read is one statement.
     @exclusivity(unchecked) package var onSessionFinished: SessionFinished?
