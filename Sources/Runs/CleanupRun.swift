@@ -25,30 +25,9 @@ import Vocabulary
 /// next and keeps where each stands, the ``OutcomeRecorder`` takes each call's outcome into the
 /// results and the journal, and the ``RunTimers`` expire the budget and report progress. A call
 /// flows through ``begin(completion:)`` → `pump` → `start` → `completed` → `finish`; the budget's
-/// early ends are in `CleanupRun+Expiry`.
+/// early ends are in `CleanupRun+Expiry`, the stop run's take-over in `CleanupRun+Abandon`, the
+/// tuning in `CleanupRun+Settings`.
 package final class CleanupRun {
-    /// Tuning, from `[Stop]`.
-    package struct Settings: Sendable {
-        /// Calls in flight at most.
-        package var maxConcurrent: Int
-        /// Requests per call at most.
-        package var maxAttempts: Int
-        /// The first retry's backoff; doubled per retry, with jitter.
-        package var retryDelay: Duration
-        /// Kept between a request's timeout and the deadline, to record its outcome in time.
-        package var margin: Duration = .milliseconds(50)
-
-        /// Settings from the configuration's `[Stop]`.
-        package init(_ stop: StopSettings) {
-            maxConcurrent = stop.maxConcurrentRequests
-            maxAttempts = stop.maxAttempts
-            retryDelay = stop.retryDelay
-        }
-
-        /// When a call retries.
-        var retryPolicy: RetryPolicy { RetryPolicy(maxAttempts: maxAttempts, retryDelay: retryDelay) }
-    }
-
     /// Reported as each session's last call finishes.
     package typealias SessionFinished = (SessionResult) -> Void
 
@@ -72,7 +51,8 @@ package final class CleanupRun {
     @exclusivity(unchecked) var outcomes: OutcomeRecorder
     /// Set once the run has finished or was abandoned: nothing is started or recorded after.
     @exclusivity(unchecked) var finished = false
-    private var timers = RunTimers()
+    /// The expiry and progress timers.
+    var timers = RunTimers()
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -128,30 +108,6 @@ package final class CleanupRun {
         }
         pump()
         finishIfDone()
-    }
-
-    /// Cancels everything without recording outcomes: the stop run takes these sessions over.
-    /// Returns what the run did to the sessions it had not finished — the endpoints that already
-    /// ended each and the requests made — so that the stop run does not call those endpoints
-    /// again. (Sessions already finished were reported through ``onSessionFinished``.)
-    @discardableResult
-    package func abandon() -> [SessionResult] {
-        guard !finished else { return [] }
-        finished = true
-        outcomes.journal.flush()
-        var attemptsUnderWay: [Int: Int] = [:]
-        for slot in schedule.slots {
-            switch schedule[slot].state {
-            case .inFlight(let id): transport.cancel(id)
-            case .waitingToRetry(let timer): loop.cancel(timer)
-            case .done: continue
-            default: break
-            }
-            attemptsUnderWay[schedule[slot].session, default: 0] += schedule[slot].attempts
-            schedule[slot].state = .done
-        }
-        timers.cancel(in: loop)
-        return outcomes.results.unfinished(attemptsUnderWay: attemptsUnderWay)
     }
 
     // MARK: Starting calls
