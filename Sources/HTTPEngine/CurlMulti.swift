@@ -19,8 +19,7 @@ import EventLoop
 final class CurlMulti {
     /// The loop it runs in.
     let loop: EventLoop
-    /// libcurl's multi handle.
-    let multi: UnsafeMutableRawPointer
+    private let multi: UnsafeMutableRawPointer
     private let shares: OpaquePointer
     // Updated by libcurl's callbacks several times per transfer; exclusivity is not checked at
     // run time (issue 10's instruction count): confined to the loop's thread, and every access
