@@ -8,7 +8,8 @@ import Vocabulary
 enum TransferOptions {
     /// libcurl's receive buffer per handle: its minimum. A pool keeps a handle per transfer in
     /// flight (256 by default), each with this buffer; 1 KiB instead of 4 left 0.8 MB less
-    /// resident at 256 handles (the C floor with either, BENCHMARKS.md, "One malloc arena…").
+    /// resident at 256 handles (measured with the C floor when the daemon's went from 4 KiB to
+    /// 1 KiB, commit dac6b89; the figures are in that commit's BENCHMARKS.md).
     static let receiveBufferBytes = 1024
 
     /// Options for every request of `profile`, on a new or reset handle.

@@ -1,5 +1,4 @@
 import Basics
-import Journal
 import Vocabulary
 
 /// How a run ends early: the budget expires (its time is up, or a second signal), or it leaves
@@ -10,33 +9,22 @@ extension CleanupRun {
     /// calls waiting to retry `expired`, and calls never tried `not-started`.
     func expire(_ reason: RunExpiryReason) {
         guard !finished else { return }
-        results.report.expiry = reason
-        journal.record(
-            JournalEntry(
-                .expired,
-                "Budget expired (\(reason.rawValue)) with \(results.callsLeft) of \(results.callsTotal) calls "
-                    + "unfinished: cancelling what is in flight",
-                runJournal.runFields + [
-                    JournalField(.budgetUsec, budget.total.microseconds),
-                    JournalField(
-                        .timeRemainingUsec, max(.zero, budget.deadline.duration(since: loop.clock.now())).microseconds),
-                ]))
+        outcomes.budgetExpired(reason, budget: budget, now: loop.clock.now())
         // In the run's order of calls: those under way (taken in that order), then the line.
-        for index in calls.underWayInOrder {
-            switch calls[index].state {
+        for slot in schedule.underWayInOrder {
+            switch schedule[slot].state {
             case .inFlight(let id):
                 // Recorded first: the cancelled completion then finds the call done and is ignored.
-                finish(index, .expired)
-                inFlight -= 1
-                if let origin = calls[index].origin { line.stopped(origin) }
+                finish(slot, .expired)
+                schedule.stopped(slot)
                 transport.cancel(id)
             case .waitingToRetry(let timer):
                 loop.cancel(timer)
-                finish(index, .expired)
+                finish(slot, .expired)
             case .queued, .parked:
                 finish(
-                    index,
-                    calls[index].attempts > 0
+                    slot,
+                    schedule[slot].attempts > 0
                         ? .expired : .notStarted(reason: "the budget expired (\(reason.rawValue))"))
             case .done:
                 break
@@ -51,12 +39,12 @@ extension CleanupRun {
     func refuseRemaining(_ current: Int) {
         let reason = "less than \(budget.minimumRequest.humanReadable) of the budget was left"
         var next: Int? = current
-        while let index = next {
-            if case .queued = calls[index].state {
-                finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: reason))
+        while let slot = next {
+            if case .queued = schedule[slot].state {
+                finish(slot, schedule[slot].attempts > 0 ? .expired : .notStarted(reason: reason))
             }
-            if !ready.isEmpty {
-                next = nextCall()
+            if schedule.hasReady {
+                next = schedule.next()
             } else {
                 finishLine(.notStarted(reason: reason))
                 next = nil
@@ -66,6 +54,6 @@ extension CleanupRun {
 
     /// Every call still in line ends with `outcome`, untried.
     func finishLine(_ outcome: CallOutcome) {
-        while let taken = line.takeUntried() { finish(taken.session, taken.endpoint, taken.template, outcome) }
+        while let taken = schedule.takeUntried() { finish(taken.session, taken.endpoint, taken.template, outcome) }
     }
 }

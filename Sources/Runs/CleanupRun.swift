@@ -20,66 +20,45 @@ import Vocabulary
 ///   are released to try for themselves.
 /// - When the budget expires, in-flight transfers are cancelled and their calls recorded as
 ///   `expired` at once; calls never started become `not-started`.
+///
+/// The run coordinates three parts, each with one job: the ``CallSchedule`` says which call goes
+/// next and keeps where each stands, the ``OutcomeRecorder`` takes each call's outcome into the
+/// results and the journal, and the ``RunTimers`` expire the budget and report progress. A call
+/// flows through ``begin(completion:)`` → `pump` → `start` → `completed` → `finish`; the budget's
+/// early ends are in `CleanupRun+Expiry`, the stop run's take-over in `CleanupRun+Abandon`, the
+/// tuning in `CleanupRun+Settings`.
 package final class CleanupRun {
-    /// Tuning, from `[Stop]`.
-    package struct Settings: Sendable {
-        /// Calls in flight at most.
-        package var maxConcurrent: Int
-        /// Requests per call at most.
-        package var maxAttempts: Int
-        /// The first retry's backoff; doubled per retry, with jitter.
-        package var retryDelay: Duration
-        /// Kept between a request's timeout and the deadline, to record its outcome in time.
-        package var margin: Duration = .milliseconds(50)
-
-        /// Settings from the configuration's `[Stop]`.
-        package init(_ stop: StopSettings) {
-            maxConcurrent = stop.maxConcurrentRequests
-            maxAttempts = stop.maxAttempts
-            retryDelay = stop.retryDelay
-        }
-    }
-
     /// Reported as each session's last call finishes.
     package typealias SessionFinished = (SessionResult) -> Void
 
-    /// The run's id: every journal entry of the run carries it (`SESSION_CLEANUP_RUN_ID=`).
-    package let id: RunID
-    /// The kind of run.
-    package let kind: RunKind
     /// The budget it runs in.
     package let budget: StopBudget
     let settings: Settings
     let transport: any HTTPTransport
     let loop: EventLoop
-    let journal: any JournalSink
-    let runJournal: RunJournal
-    /// Shared with the store, not copied: a stop run's sessions are all the store holds.
-    private let sessions: SessionList
-    private let retryPolicy: RetryPolicy
-    /// The calls not yet taken (unchecked exclusivity: see below).
-    @exclusivity(unchecked) var line: CallLine
     // The state every call touches several times. Exclusivity is not checked at run time for it
-    // (measured: ~20 dynamic checks per call, ~1,600 instructions of a stop run's ~110,000 per
-    // call, issue 10): a run is confined to the loop's thread, and no access to one of these is
-    // open while code runs that could reach it again — each is one statement; the transport's
-    // completions, the journal and `onSessionFinished` run outside them.
-    /// The calls taken and not yet finished.
-    @exclusivity(unchecked) var calls = CallSlots()
-    /// Calls under way ready to go again (retries, released calls): served before the line.
-    @exclusivity(unchecked) var ready = ReadyCalls()
-    @exclusivity(unchecked) private var gate = OriginGate()
-    @exclusivity(unchecked) var inFlight = 0
-    @exclusivity(unchecked) var results: RunResults
+    // (measured in issue 10: ~20 dynamic checks, ~1,600 instructions per call of the stop run):
+    // a run is confined to the loop's thread, and no access to one of these is open while code
+    // runs that could reach it again — each is one statement or a call into a part that calls
+    // nothing back, and the journal sink the recorder writes to holds no reference to the run.
+    // The transport's completions run outside them, and so does `onSessionFinished`, but for the
+    // calls that cannot be made: ``begin(completion:)`` records those from inside the
+    // schedule's `prepare` (another property than `outcomes`), which is why that handler must
+    // not call into the run.
+    /// Which call goes next, and where each call under way stands.
+    @exclusivity(unchecked) var schedule: CallSchedule
+    /// The results and the journal.
+    @exclusivity(unchecked) var outcomes: OutcomeRecorder
+    /// Set once the run has finished or was abandoned: nothing is started or recorded after.
     @exclusivity(unchecked) var finished = false
+    /// The expiry and progress timers.
+    var timers = RunTimers()
     private var completion: ((RunReport) -> Void)?
-    private var expiryTimer: EventLoop.TimerID?
-    private var statusTimer: EventLoop.TimerID?
-    private var random = SystemRandomNumberGenerator()
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
     package var onProgress: ((String) -> Void)?
-    /// Called as each session's calls are all done.
+    /// Called as each session's calls are all done. It must not call into the run (it may run
+    /// while the run prepares its calls).
     // Read once per call; exclusivity is not checked at run time (issue 10's instruction count):
     // set by the run's owner before ``begin(completion:)``, and each read is one statement.
     @exclusivity(unchecked) package var onSessionFinished: SessionFinished?
@@ -97,190 +76,138 @@ package final class CleanupRun {
             settings: settings, transport: transport, loop: loop, journal: journal)
     }
 
-    /// The same over sessions listed from the store (``SessionList``: shared, not copied).
+    /// The same over sessions listed from the store (``SessionList``: shared with the store, not
+    /// copied — a stop run's sessions are all the store holds).
     package init(
         id: RunID = .random(), kind: RunKind, sessions: SessionList, endpoints: [EndpointConfiguration],
         tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
         journal: any JournalSink
     ) {
-        self.id = id
-        self.kind = kind
         self.budget = budget
         self.settings = settings
         self.transport = transport
         self.loop = loop
-        self.journal = journal
-        self.sessions = sessions
-        retryPolicy = RetryPolicy(maxAttempts: settings.maxAttempts, retryDelay: settings.retryDelay)
-        runJournal = RunJournal(run: id, kind: kind, journal: journal, loop: loop)
-        results = RunResults(sessions: sessions, report: RunReport(id: id, kind: kind, budget: budget.total))
+        outcomes = OutcomeRecorder(
+            id: id, kind: kind, sessions: sessions, budget: budget.total, journal: journal, loop: loop)
         var byName: [String: EndpointTemplate] = [:]
         for endpoint in endpoints { byName[endpoint.name] = EndpointTemplate(endpoint, credentials: tokens) }
-        line = CallLine(sessions: sessions, templates: byName, concurrency: settings.maxConcurrent)
+        schedule = CallSchedule(sessions: sessions, templates: byName, maxConcurrent: settings.maxConcurrent)
     }
+
+    /// The run's id: every journal entry of the run carries it (`SESSION_CLEANUP_RUN_ID=`).
+    package var id: RunID { outcomes.report.id }
 
     /// Starts the run; `completion` runs once, when every call has an outcome.
     package func begin(completion: @escaping (RunReport) -> Void) {
         self.completion = completion
         budget.onExpiration { [weak self] reason in self?.expire(reason) }
-        expiryTimer = loop.schedule(at: budget.deadline) { [budget] in budget.expireIfDue() }
-        statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
+        timers.start(for: budget, in: loop) { [weak self] in self?.reportProgress() }
         // Calls that cannot be made end now; the line skips them.
-        line.prepare { session, name, template, cause in
+        schedule.prepare { session, name, template, cause in
             finish(session, name, template, .failed(cause: cause))
         }
         pump()
         finishIfDone()
     }
 
-    /// Cancels everything without recording outcomes: the stop run takes these sessions over.
-    /// Returns what the run did to the sessions it had not finished — the endpoints that already
-    /// ended each and the requests made — so that the stop run does not call those endpoints
-    /// again. (Sessions already finished were reported through ``onSessionFinished``.)
-    @discardableResult
-    package func abandon() -> [SessionResult] {
-        guard !finished else { return [] }
-        finished = true
-        runJournal.flush()
-        var attemptsUnderWay: [Int: Int] = [:]
-        for index in calls.indices {
-            switch calls[index].state {
-            case .inFlight(let id): transport.cancel(id)
-            case .waitingToRetry(let timer): loop.cancel(timer)
-            case .done: continue
-            default: break
-            }
-            attemptsUnderWay[calls[index].session, default: 0] += calls[index].attempts
-            calls[index].state = .done
-        }
-        cancelTimers()
-        return results.unfinished(attemptsUnderWay: attemptsUnderWay)
-    }
+    // MARK: Starting calls
 
-    // MARK: Scheduling
-
-    /// The next call to try: a retry (or a released call) first, then the next in line, given
-    /// a slot.
-    func nextCall() -> Int? {
-        if let index = ready.next() { return index }
-        guard let taken = line.take() else { return nil }
-        return calls.add(
-            session: taken.session,
-            endSession: EndSessionCall(
-                id: sessions.id(at: taken.session), key: sessions.key(at: taken.session), template: taken.template),
-            endpointName: taken.endpoint, origin: taken.origin)
-    }
-
+    /// Starts the next calls while there is room, the budget allows, and calls are left.
     private func pump() {
-        while !finished && inFlight < settings.maxConcurrent, let index = nextCall() {
-            guard case .queued = calls[index].state else { continue }
-            let endSession = calls[index].endSession
+        while !finished && schedule.hasRoom, let slot = schedule.next() {
+            guard case .queued = schedule[slot].state else { continue }
+            let endSession = schedule[slot].endSession
             if !budget.allowsNewRequest {
-                refuseRemaining(index)
+                refuseRemaining(slot)
                 return
             }
-            switch gate.admit(index, to: endSession.origin) {
-            case .go: start(index, endSession)
-            case .park: calls[index].state = .parked
-            case .refuse(let cause): finish(index, Self.notAttempted(endSession.origin, cause))
+            switch schedule.admit(slot, to: endSession.origin) {
+            case .go: start(slot, endSession)
+            case .park: break  // until the origin's probe ends
+            case .refuse(let cause): finish(slot, Self.notAttempted(endSession.origin, cause))
             }
         }
     }
 
-    private func start(_ index: Int, _ endSession: EndSessionCall) {
+    /// Starts the request of the call in `slot`, its timeout capped by the budget.
+    private func start(_ slot: Int, _ endSession: EndSessionCall) {
         let template = endSession.template
         let limit = template.configuration.timeout
         guard let timeout = budget.requestTimeout(limit: limit, margin: settings.margin) else {
-            finish(index, calls[index].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
+            finish(slot, schedule[slot].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
             return
         }
-        calls[index].timeoutIsBudget = timeout < limit
-        calls[index].lastAttemptUnreachable = false  // this attempt's own result decides
+        schedule[slot].timeoutIsBudget = timeout < limit
+        schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
         // The template read the endpoint's token from the run's tokens when the run began.
         let request = endSession.request(timeout: timeout, token: template.token)
-        let number = calls[index].number
+        let number = schedule[slot].number
         do {
-            let id = try transport.start(request) { [weak self] result in self?.completed(index, number, result) }
-            calls[index].state = .inFlight(id)
-            calls[index].attempts += 1
-            if calls[index].firstStart == nil { calls[index].firstStart = loop.clock.now() }
-            inFlight += 1
-            if let origin = calls[index].origin { line.started(origin) }
+            let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }
+            schedule.started(slot, transfer: id)
+            if schedule[slot].firstStart == nil { schedule[slot].firstStart = loop.clock.now() }
         } catch {
-            finish(index, .failed(cause: "could not start the request: \(error)"))
+            finish(slot, .failed(cause: "could not start the request: \(error)"))
         }
     }
 
     // MARK: Completions
 
-    private func completed(_ index: Int, _ number: Int, _ result: HTTPResult) {
-        guard !finished, calls[index].number == number, case .inFlight = calls[index].state else { return }
-        inFlight -= 1
-        if let origin = calls[index].origin { line.stopped(origin) }
-        let endSession = calls[index].endSession
+    /// The request of call `number` in `slot` completed with `result`.
+    private func completed(_ slot: Int, _ number: Int, _ result: HTTPResult) {
+        guard !finished, schedule[slot].number == number, case .inFlight = schedule[slot].state else { return }
+        schedule.stopped(slot)
+        let endSession = schedule[slot].endSession
         let origin = endSession.origin
-        calls[index].lastAttemptUnreachable = result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
+        schedule[slot].lastAttemptUnreachable =
+            result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
         if let failure = result.failure,
-            failure.kind == .cancelled || (failure.kind == .timeout && calls[index].timeoutIsBudget)
+            failure.kind == .cancelled || (failure.kind == .timeout && schedule[slot].timeoutIsBudget)
         {
             // Cut off by the budget, not by the endpoint's own timeout.
-            finish(index, .expired)
+            finish(slot, .expired)
         } else {
             switch endSession.template.judge(result) {
             case .ended(let status):
-                originAnswered(origin)
-                finish(index, .ended(status: status))
+                schedule.originAnswered(origin)
+                finish(slot, .ended(status: status))
             case .rejected(let status, let reason):
-                originAnswered(origin)
-                finish(index, .rejected(status: status, reason: reason))
+                schedule.originAnswered(origin)
+                finish(slot, .rejected(status: status, reason: reason))
             case .failed(let cause):
-                finish(index, .failed(cause: cause))
+                finish(slot, .failed(cause: cause))
             case .retryable(let cause, let status, let notBefore):
-                calls[index].lastCause = cause
-                calls[index].lastStatus = status
-                if status != nil { originAnswered(origin) }
-                if calls[index].lastAttemptUnreachable { gate.connectionFailed(index, at: origin) }
-                retryOrGiveUp(index, notBefore: notBefore)
+                schedule.failedRetryably(slot, at: origin, cause: cause, status: status)
+                retryOrGiveUp(slot, notBefore: notBefore)
             }
         }
         pump()
         finishIfDone()
     }
 
-    private func retryOrGiveUp(_ index: Int, notBefore: Duration?) {
-        let attempts = calls[index].attempts
-        let jitter = Double.random(in: 0...1, using: &random)
-        switch retryPolicy.decide(attempts: attempts, notBefore: notBefore, jitter: jitter, budget: budget) {
+    /// After a retryable failure: the call in `slot` waits to retry, or ends with that failure.
+    private func retryOrGiveUp(_ slot: Int, notBefore: Duration?) {
+        let attempts = schedule[slot].attempts
+        let jitter = Double.random(in: 0...1)
+        switch settings.retryPolicy.decide(attempts: attempts, notBefore: notBefore, jitter: jitter, budget: budget) {
         case .giveUp:
             finish(
-                index,
+                slot,
                 RetryPolicy.outcomeOfGivingUp(
-                    cause: calls[index].lastCause, status: calls[index].lastStatus, attempts: attempts))
+                    cause: schedule[slot].lastCause, status: schedule[slot].lastStatus, attempts: attempts))
         case .retry(let delay):
-            let number = calls[index].number
-            calls[index].state = .waitingToRetry(
-                loop.schedule(after: delay) { [weak self] in self?.retryNow(index, number) })
+            let number = schedule[slot].number
+            let timer = loop.schedule(after: delay) { [weak self] in self?.retryNow(slot, number) }
+            schedule[slot].state = .waitingToRetry(timer)
         }
     }
 
-    private func retryNow(_ index: Int, _ number: Int) {
-        guard !finished, calls[index].number == number, case .waitingToRetry = calls[index].state else { return }
-        calls[index].state = .queued
-        ready.append(index)
+    /// Call `number` in `slot` waited out its backoff: it goes again.
+    private func retryNow(_ slot: Int, _ number: Int) {
+        guard !finished, schedule[slot].number == number, case .waitingToRetry = schedule[slot].state else { return }
+        schedule.requeue(slot)
         pump()
         finishIfDone()
-    }
-
-    private func originAnswered(_ origin: String) {
-        release(gate.answered(origin))
-    }
-
-    /// Queues parked calls again; the caller pumps.
-    private func release(_ parked: [Int]) {
-        for index in parked where calls[index].state.isParked {
-            calls[index].state = .queued
-            ready.append(index)
-        }
     }
 
     private static func notAttempted(_ origin: String, _ cause: String) -> CallOutcome {
@@ -290,23 +217,22 @@ package final class CleanupRun {
     // MARK: Outcomes
 
     /// A call under way has its outcome: its slot is freed.
-    func finish(_ index: Int, _ outcome: CallOutcome) {
-        guard calls.finish(index) else { return }
-        let call = calls[index]
+    func finish(_ slot: Int, _ outcome: CallOutcome) {
+        guard schedule.finish(slot) else { return }
+        let call = schedule[slot]
         let duration = call.firstStart.map { loop.clock.now().duration(since: $0) } ?? .zero
         record(
             call.session, call.endpointName, call.endSession.template, outcome, attempts: call.attempts,
             duration: duration)
         // Every call's end passes here, so a probe's end releases or fails what it held back,
         // whatever the outcome; the caller pumps. (At expiry, the expiry records every call.)
-        if results.report.expiry == nil {
+        if !outcomes.hasExpired {
             let origin = call.endSession.origin
             var unreachable = false
             if case .failed = outcome { unreachable = call.lastAttemptUnreachable }
-            let parked = gate.callFinished(index, at: origin, unreachable: unreachable, cause: call.lastCause)
-            release(parked.retry)
-            for other in parked.fail where calls[other].state.isParked {
-                finish(other, Self.notAttempted(origin, parked.cause))
+            let held = schedule.callFinished(slot, at: origin, unreachable: unreachable, cause: call.lastCause)
+            for other in held.parked where schedule[other].state.isParked {
+                finish(other, Self.notAttempted(origin, held.cause))
             }
         }
     }
@@ -317,48 +243,33 @@ package final class CleanupRun {
     }
 
     private func record(
-        _ index: Int, _ endpoint: String, _ template: EndpointTemplate?, _ outcome: CallOutcome, attempts: Int,
+        _ session: Int, _ endpoint: String, _ template: EndpointTemplate?, _ outcome: CallOutcome, attempts: Int,
         duration: Duration
     ) {
-        let sessionFinished = results.record(index, endpoint, outcome, attempts: attempts, duration: duration)
-        runJournal.callFinished(
-            session: sessions.id(at: index), label: sessions.label(at: index), endpoint: endpoint,
-            url: template?.redactedURL,
-            outcome: outcome, attempts: attempts, duration: duration)
+        let sessionFinished = outcomes.record(
+            session, endpoint, template, outcome, attempts: attempts, duration: duration)
         if let sessionFinished { onSessionFinished?(sessionFinished) }
     }
 
+    /// Once every call has its outcome: the summary is journaled and the completion runs.
     func finishIfDone() {
-        guard !finished, results.callsLeft == 0 else { return }
+        guard !finished, outcomes.results.callsLeft == 0 else { return }
         finished = true
-        cancelTimers()
-        results.report.duration = budget.elapsed
-        runJournal.summarise(results.report)
-        results.report.journalEntries = runJournal.entriesWritten
-        results.report.journalDropped = runJournal.entriesDropped
+        timers.cancel(in: loop)
+        let report = outcomes.summarise(duration: budget.elapsed)
         let completion = self.completion
         self.completion = nil
-        completion?(results.report)
-    }
-
-    private func cancelTimers() {
-        if let expiryTimer { loop.cancel(expiryTimer) }
-        if let statusTimer { loop.cancel(statusTimer) }
-        expiryTimer = nil
-        statusTimer = nil
+        completion?(report)
     }
 
     // MARK: Progress
 
     /// `Ending sessions: 812/1000 ended, 3 failed, 6.2 s left`.
-    package var progressText: String {
-        "Ending sessions: \(results.report.sessionsEnded)/\(sessions.count) ended, \(results.callsNotEnded) failed, "
-            + "\(budget.timeRemaining.humanReadable) left"
-    }
+    package var progressText: String { outcomes.progressText(timeRemaining: budget.timeRemaining) }
 
     private func reportProgress() {
         guard !finished else { return }
         onProgress?(progressText)
-        statusTimer = loop.schedule(after: .milliseconds(250)) { [weak self] in self?.reportProgress() }
+        timers.scheduleProgress(in: loop) { [weak self] in self?.reportProgress() }
     }
 }

@@ -17,7 +17,8 @@ import Vocabulary
 ///   adds up to its `CALLS_TOTAL=`, and `JOURNAL_DROPPED=` says how many entries of the run the
 ///   journal could not take.
 ///
-/// Every entry carries the run's `SESSION_CLEANUP_RUN_ID=` and `RUN_KIND=`.
+/// It also says when the run's budget expired (`expired`). Every entry carries the run's
+/// `SESSION_CLEANUP_RUN_ID=` and `RUN_KIND=`.
 final class RunJournal {
     /// Ended calls per `calls-ended` entry: far below journald's 1,024 fields per entry, and
     /// 100,000 ended calls make 200 entries.
@@ -97,6 +98,22 @@ final class RunJournal {
         if let status = outcome.httpStatus { message += " (HTTP \(status))" }
         if let cause = outcome.cause { message += ": \(cause)" }
         if journal.record(JournalEntry(.callFinished, message, fields)) { entriesWritten += 1 }
+    }
+
+    /// The budget expired for `reason` (a `budget` in all, `timeRemaining` left of it) with
+    /// `callsLeft` of `callsTotal` calls unfinished: what is in flight is cancelled next.
+    func budgetExpired(
+        _ reason: RunExpiryReason, callsLeft: Int, callsTotal: Int, budget: Duration, timeRemaining: Duration
+    ) {
+        journal.record(
+            JournalEntry(
+                .expired,
+                "Budget expired (\(reason.rawValue)) with \(callsLeft) of \(callsTotal) calls "
+                    + "unfinished: cancelling what is in flight",
+                runFields + [
+                    JournalField(.budgetUsec, budget.microseconds),
+                    JournalField(.timeRemainingUsec, timeRemaining.microseconds),
+                ]))
     }
 
     /// Writes every group of ended calls still waiting.

@@ -115,7 +115,8 @@ extension RunRecord {
         }
     }
 
-    /// The sessions kept (some endpoint not ended), each with its worst call.
+    /// The sessions kept (some endpoint not ended), each with the first of its calls that did
+    /// not end it.
     private static func kept(_ calls: [RunReport.CallResult]) -> [JSONValue] {
         var seen = Set<SessionID>()
         var listed: [JSONValue] = []

@@ -10,7 +10,8 @@ extension CleanupRun {
         package let ended: Bool
         /// The endpoints it was ended at (all of them when `ended`).
         package let endedEndpoints: [String]
-        /// The worst outcome among its calls (the last one when all ended).
+        /// The outcome of its last call that did not end it; when every call ended it, that of
+        /// its last call.
         package let outcome: CallOutcome
         /// Requests made for it in this run.
         package let attempts: Int
@@ -19,16 +20,17 @@ extension CleanupRun {
 
 /// A run's results as its calls get their outcomes: one ``RunReport/CallResult`` per call, and
 /// per session, once its last call has an outcome, a ``CleanupRun/SessionResult`` — ended only
-/// when every endpoint ended it; otherwise the worst outcome, and the endpoints that did end
-/// it, so they are not called again. Sessions with one endpoint finish with their call; only
-/// sessions with several endpoints, some of whose calls have finished, hold progress. Pure
-/// bookkeeping, no I/O.
+/// when every endpoint ended it; otherwise the outcome of its last call that did not, and the
+/// endpoints that did end it, so they are not called again. Sessions with one endpoint finish
+/// with their call; only sessions with several endpoints, some of whose calls have finished,
+/// hold progress. Pure bookkeeping, no I/O.
 struct RunResults {
     /// A session with several endpoints, some of whose calls have finished.
     private struct SessionProgress {
         var callsLeft: Int
         var allEnded = true
-        var worst: CallOutcome?
+        /// The outcome of the last call that did not end the session.
+        var lastNotEnded: CallOutcome?
         var attempts = 0
         var endedEndpoints: [String] = []
     }
@@ -82,14 +84,15 @@ struct RunResults {
             done.endedEndpoints.append(endpoint)
         } else {
             done.allEnded = false
-            done.worst = outcome
+            done.lastNotEnded = outcome
         }
         guard done.callsLeft == 0 else {
             progress[index] = done
             return nil
         }
         return sessionFinished(
-            index, allEnded: done.allEnded, endedEndpoints: done.endedEndpoints, done.worst ?? outcome, done.attempts)
+            index, allEnded: done.allEnded, endedEndpoints: done.endedEndpoints, done.lastNotEnded ?? outcome,
+            done.attempts)
     }
 
     /// What the run did to the sessions it had not finished, when it is abandoned: for each that
@@ -105,7 +108,7 @@ struct RunResults {
             guard !done.endedEndpoints.isEmpty || attempts > 0 else { return nil }
             return CleanupRun.SessionResult(
                 id: sessions.id(at: index), ended: false, endedEndpoints: done.endedEndpoints,
-                outcome: done.worst ?? .notStarted(reason: "the run was taken over by the stop run"),
+                outcome: done.lastNotEnded ?? .notStarted(reason: "the run was taken over by the stop run"),
                 attempts: attempts)
         }
     }

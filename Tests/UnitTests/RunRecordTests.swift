@@ -38,8 +38,8 @@ final class RunRecordTests: XCTestCase {
             call(1000, .failed(cause: "line one\nline two")), call(0, .expired), call(0, .notStarted(reason: "late")),
             call(5, .ended(status: 404), endpoint: "odd\tname"),
         ])
-        let facts = try object(LastStopRunDocument.facts(original))
-        let bytes = LastStopRunDocument.encodeResults(original)
+        let facts = try object(LastStopRunFacts.json(original))
+        let bytes = LastStopRunResults.encode(original)
         XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: bytes), original)
     }
 
@@ -48,7 +48,7 @@ final class RunRecordTests: XCTestCase {
             n % 7 == 0 ? call(UInt32(n), .failed(cause: "cause \(n)")) : call(UInt32(n), .ended(status: 200))
         }
         let original = record(calls)
-        var pieces = LastStopRunDocument.ResultsPieces(original)
+        var pieces = LastStopRunResults.Pieces(original)
         var piece: [UInt8] = []
         var lineCounts: [Int] = []
         var all: [UInt8] = []
@@ -58,7 +58,7 @@ final class RunRecordTests: XCTestCase {
         }
         XCTAssertEqual(lineCounts, [1, 1024, 1024, 452], "the header, then up to 1,024 calls a piece")
         XCTAssertFalse(pieces.next(into: &piece), "nothing after the last piece")
-        let facts = try object(LastStopRunDocument.facts(original))
+        let facts = try object(LastStopRunFacts.json(original))
         XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: all), original)
     }
 
@@ -75,17 +75,17 @@ final class RunRecordTests: XCTestCase {
                 sessionID: SessionID(rawValue: 0), ownerUID: 0, endpoint: "", outcome: .failed(cause: worst),
                 attempts: 0, duration: .microseconds(-1_000_001)),
         ])
-        let facts = try object(LastStopRunDocument.facts(original))
-        let bytes = LastStopRunDocument.encodeResults(original)
+        let facts = try object(LastStopRunFacts.json(original))
+        let bytes = LastStopRunResults.encode(original)
         XCTAssertEqual(LastStopRunDocument.decode(facts: facts, results: bytes), original)
     }
 
     func testAResultsFileOfAnotherRunOrCutShortIsNotRead() throws {
         let first = record([call(0, .ended(status: 200))])
         let second = record([call(0, .ended(status: 200))])
-        let facts = try object(LastStopRunDocument.facts(first))
-        XCTAssertNil(LastStopRunDocument.decode(facts: facts, results: LastStopRunDocument.encodeResults(second)))
-        let cut = Array(LastStopRunDocument.encodeResults(first).dropLast())
+        let facts = try object(LastStopRunFacts.json(first))
+        XCTAssertNil(LastStopRunDocument.decode(facts: facts, results: LastStopRunResults.encode(second)))
+        let cut = Array(LastStopRunResults.encode(first).dropLast())
         XCTAssertNil(LastStopRunDocument.decode(facts: facts, results: cut))
     }
 

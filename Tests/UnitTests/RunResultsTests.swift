@@ -27,7 +27,7 @@ final class RunResultsTests: XCTestCase {
         XCTAssertEqual(results.report.calls.first?.ownerUID, 7)
     }
 
-    func testASessionWithSeveralEndpointsFinishesWithItsLastCallAndKeepsItsWorstOutcome() throws {
+    func testASessionWithSeveralEndpointsFinishesWithItsLastCallAndKeepsTheOutcomeThatDidNotEndIt() throws {
         var results = results([session(["a", "b", "c"])])
         XCTAssertNil(results.record(0, "b", .ended(status: 200), attempts: 1, duration: .zero))
         XCTAssertNil(results.record(0, "a", .failed(cause: "refused"), attempts: 3, duration: .zero))
@@ -40,6 +40,15 @@ final class RunResultsTests: XCTestCase {
         XCTAssertEqual(results.report.sessionsLeft, 1)
         XCTAssertEqual(results.report.sessionsEnded, 0)
         XCTAssertEqual(results.report.calls.map(\.endpoint), ["b", "a", "c"], "one result per call, in order")
+    }
+
+    func testOfSeveralCallsThatDidNotEndASessionItsResultCarriesTheLastOne() throws {
+        var results = results([session(["a", "b", "c"])])
+        XCTAssertNil(results.record(0, "a", .failed(cause: "refused"), attempts: 3, duration: .zero))
+        XCTAssertNil(results.record(0, "b", .rejected(status: 403, reason: "forbidden"), attempts: 1, duration: .zero))
+        let result = try XCTUnwrap(results.record(0, "c", .ended(status: 200), attempts: 1, duration: .zero))
+        XCTAssertEqual(result.outcome, .rejected(status: 403, reason: "forbidden"), "the last, not the first")
+        XCTAssertEqual(results.callsNotEnded, 2)
     }
 
     func testAnAbandonedRunNamesTheEndpointsThatEndedUnfinishedSessionsAndTheirRequests() {

@@ -37,10 +37,10 @@ final class StateDocumentJSONTests: XCTestCase {
     func testTheLastStopRunsFactsAreWrittenByteForByteAsBefore() throws {
         for expiry in [nil, "deadline", "a/b"] {
             let record = record(expiry: expiry)
-            let text = try LastStopRunDocument.factsText(record)
+            let text = try LastStopRunFacts.text(record)
             XCTAssertEqual(
                 String(decoding: text, as: UTF8.self),
-                String(decoding: try foundationText(LastStopRunDocument.facts(record)), as: UTF8.self))
+                String(decoding: try foundationText(LastStopRunFacts.json(record)), as: UTF8.self))
             XCTAssertTrue(String(decoding: text, as: UTF8.self).hasPrefix(#"{"budget_usec":25000000,"calls":{"#))
             if expiry == "a/b" { XCTAssertTrue(String(decoding: text, as: UTF8.self).contains(#""expired":"a\/b""#)) }
         }
@@ -48,12 +48,12 @@ final class StateDocumentJSONTests: XCTestCase {
 
     func testFactsWrittenByEarlierVersionsReadBackIntoTheSameRecord() throws {
         let record = record(expiry: "second-signal")
-        let old = try foundationText(LastStopRunDocument.facts(record))
+        let old = try foundationText(LastStopRunFacts.json(record))
         guard case .object(let facts) = try StrictJSON.parse(old) else { return XCTFail("not an object") }
-        guard case .object(let expected) = LastStopRunDocument.facts(record) else { return XCTFail("not an object") }
+        guard case .object(let expected) = LastStopRunFacts.json(record) else { return XCTFail("not an object") }
         XCTAssertEqual(facts, expected)
         XCTAssertEqual(
-            LastStopRunDocument.decode(facts: facts, results: LastStopRunDocument.encodeResults(record)), record)
+            LastStopRunDocument.decode(facts: facts, results: LastStopRunResults.encode(record)), record)
     }
 
     func testTheInterruptedStopRunsRecordIsCompactSortedJSON() throws {

@@ -14,7 +14,7 @@ final class TransportFailureKindTests: XCTestCase {
             (CURLE_FILESIZE_EXCEEDED, .tooLarge), (CURLE_WEIRD_SERVER_REPLY, .other),
         ]
         for (code, kind) in expected {
-            XCTAssertEqual(HTTPEngine.kind(of: code), kind, "curl code \(code.rawValue)")
+            XCTAssertEqual(TransferOutcome.kind(of: code), kind, "curl code \(code.rawValue)")
         }
     }
 

@@ -1,0 +1,19 @@
+import Vocabulary
+
+/// Cancelling transfers: each ends at once with a `.cancelled` failure, wherever it is.
+extension HTTPEngine {
+    /// Cancels a transfer: its completion runs with a `.cancelled` failure before this returns.
+    /// Unknown or already completed transfers are ignored.
+    package func cancel(_ id: TransferID) {
+        guard let entry = transfers[id.rawValue] else { return }
+        let failure = TransportFailure(
+            kind: .cancelled, peer: entry.origin.peer, detail: "cancelled before it completed")
+        finish(id.rawValue, .failure(failure))
+    }
+
+    /// Cancels every active transfer, in the order they were started; each completion runs with
+    /// `.cancelled` before this returns. Transfers that those completions start are not cancelled.
+    package func cancelAll() {
+        for tag in transfers.tags.sorted() { cancel(TransferID(rawValue: tag)) }
+    }
+}

@@ -1,0 +1,138 @@
+import Endpoints
+import Sessions
+import Vocabulary
+
+/// Which of a run's calls goes next, and where each call under way stands: the line of calls not
+/// yet taken (``CallLine``), the slots of the calls under way (``CallSlots``), the calls ready
+/// to go again (``ReadyCalls``), the origins being probed or given up on (``OriginGate``), and
+/// how many requests are in flight — at most ``maxConcurrent``.
+///
+/// Pure bookkeeping, no I/O: the run (``CleanupRun``) starts and cancels the requests, runs the
+/// timers and records the outcomes; the schedule says which call is next and keeps each call's
+/// state as the run reports what happened to it. Calls are named by their slot.
+struct CallSchedule {
+    /// Requests in flight at most.
+    let maxConcurrent: Int
+    /// The run's sessions, by index: what a call's request is made from.
+    private let sessions: SessionList
+    private var line: CallLine
+    private var calls = CallSlots()
+    /// Calls under way ready to go again (retries, released calls): served before the line.
+    private var ready = ReadyCalls()
+    private var gate = OriginGate()
+    /// Requests in flight.
+    private(set) var inFlight = 0
+
+    /// The schedule of every call of `sessions`, at the endpoints' `templates` by name, with at
+    /// most `maxConcurrent` requests in flight.
+    init(sessions: SessionList, templates: [String: EndpointTemplate], maxConcurrent: Int) {
+        self.sessions = sessions
+        self.maxConcurrent = maxConcurrent
+        line = CallLine(sessions: sessions, templates: templates, concurrency: maxConcurrent)
+    }
+
+    /// Calls `uncallable` for every call that cannot be made (see ``CallLine/prepare(_:)``):
+    /// the line skips them. Once, before ``next()``.
+    mutating func prepare(_ uncallable: (Int, String, EndpointTemplate?, String) -> Void) {
+        line.prepare(uncallable)
+    }
+
+    // MARK: Taking calls
+
+    /// Whether another request may go in flight.
+    var hasRoom: Bool { inFlight < maxConcurrent }
+
+    /// Whether a call under way is ready to go again.
+    var hasReady: Bool { !ready.isEmpty }
+
+    /// The next call to try: one ready to go again (a retry, or a released call) first, then
+    /// the next in line, given a slot; nil when none may go now.
+    mutating func next() -> Int? {
+        if let index = ready.next() { return index }
+        guard let taken = line.take() else { return nil }
+        return calls.add(
+            session: taken.session,
+            endSession: EndSessionCall(
+                id: sessions.id(at: taken.session), key: sessions.key(at: taken.session), template: taken.template),
+            endpointName: taken.endpoint, origin: taken.origin)
+    }
+
+    /// The next call still in line, to end untried; nil once none is left.
+    mutating func takeUntried() -> CallLine.Call? { line.takeUntried() }
+
+    /// The call in `slot`.
+    subscript(slot: Int) -> CallUnderWay {
+        get { calls[slot] }
+        _modify { yield &calls[slot] }
+    }
+
+    /// Every slot, done or not.
+    var slots: Range<Int> { calls.indices }
+
+    /// The slots of the calls not done, in the order the calls were taken.
+    var underWayInOrder: [Int] { calls.underWayInOrder }
+
+    // MARK: What happens to a call
+
+    /// Whether the call in `slot` may go to `origin` now (``OriginGate``); a call told to wait
+    /// is parked until the gate releases it.
+    mutating func admit(_ slot: Int, to origin: String) -> OriginGate.Admission {
+        let admission = gate.admit(slot, to: origin)
+        if case .park = admission { calls[slot].state = .parked }
+        return admission
+    }
+
+    /// The call in `slot` has its request in flight as `transfer`.
+    mutating func started(_ slot: Int, transfer: TransferID) {
+        calls[slot].state = .inFlight(transfer)
+        calls[slot].attempts += 1
+        inFlight += 1
+        if let origin = calls[slot].origin { line.started(origin) }
+    }
+
+    /// The request of the call in `slot` is no longer in flight (completed or cancelled).
+    mutating func stopped(_ slot: Int) {
+        inFlight -= 1
+        if let origin = calls[slot].origin { line.stopped(origin) }
+    }
+
+    /// `origin` answered (any HTTP status): the calls parked behind its probe go again.
+    mutating func originAnswered(_ origin: String) {
+        release(gate.answered(origin))
+    }
+
+    /// The call in `slot` failed in a way worth retrying, with `cause` (and HTTP `status` if
+    /// `origin` answered); if it could not connect, it probes the origin (``OriginGate``).
+    mutating func failedRetryably(_ slot: Int, at origin: String, cause: String, status: Int?) {
+        calls[slot].lastCause = cause
+        calls[slot].lastStatus = status
+        if status != nil { originAnswered(origin) }
+        if calls[slot].lastAttemptUnreachable { gate.connectionFailed(slot, at: origin) }
+    }
+
+    /// The call in `slot` goes again: queued, served before the line.
+    mutating func requeue(_ slot: Int) {
+        calls[slot].state = .queued
+        ready.append(slot)
+    }
+
+    /// Marks the call in `slot` done and frees its slot; false if it was done already.
+    mutating func finish(_ slot: Int) -> Bool { calls.finish(slot) }
+
+    /// The call in `slot`, to `origin`, has its final outcome (`unreachable`: its last attempt
+    /// could not connect, with `cause`). When it was the origin's probe, the calls parked behind
+    /// it are released, or, when the origin is unreachable, returned with the cause: they are
+    /// to fail without an attempt.
+    mutating func callFinished(
+        _ slot: Int, at origin: String, unreachable: Bool, cause: String
+    ) -> (parked: [Int], cause: String) {
+        let parked = gate.callFinished(slot, at: origin, unreachable: unreachable, cause: cause)
+        release(parked.retry)
+        return (parked.fail, parked.cause)
+    }
+
+    /// Queues parked calls again.
+    private mutating func release(_ parked: [Int]) {
+        for slot in parked where calls[slot].state.isParked { requeue(slot) }
+    }
+}
