@@ -3,8 +3,10 @@ import CSystemd
 import EventLoop
 
 /// Feeds systemd's watchdog (`WatchdogSec=`) from the event loop at half the interval, so a
-/// hung loop stops the pings and systemd notices. Runs during the stop run too: a daemon busy
-/// ending sessions is alive and must not be killed for it.
+/// hung loop stops the pings and systemd notices. It keeps pinging during the stop run: when
+/// systemd stops the unit it no longer watches (only a starting, running or reloading service
+/// is), but a stop run begun by SIGINT, or by a SIGTERM systemd did not send, runs while the
+/// unit is still active, and a missed ping would get it killed halfway.
 package final class Watchdog {
     /// The interval systemd expects pings within, or nil when the watchdog is off.
     package let interval: Duration?
