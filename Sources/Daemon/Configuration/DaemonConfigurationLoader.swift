@@ -1,7 +1,8 @@
 import Configuration
 
 /// The configuration as the daemon loads it, at start and at every reload: the files (with
-/// ``ConfigurationLoader``), then what only the daemon, inside its unit, can check — that every
+/// ``ConfigurationLoader``), what the runtime libcurl cannot do (``LibcurlSupportCheck``), then
+/// what only the daemon, inside its unit, can check — that every
 /// `TokenCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
 /// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed.
 package enum DaemonConfigurationLoader {
@@ -10,6 +11,7 @@ package enum DaemonConfigurationLoader {
         let (configuration, files) = try ConfigurationLoader.load(
             path: paths.configFile, required: paths.configRequired)
         try checkCredentials(of: configuration, in: paths.credentialsDirectory)
+        try LibcurlSupportCheck.check(configuration)
         return (configuration, files)
     }
 
