@@ -31,8 +31,25 @@ extension SessionStore {
         var w = ByteWriter()
         StoreRecord.remove(id).encode(into: &w)
         commits.stage(CommitQueue.ClientChange(change: .unregister(session), record: w.bytes, done: done))
+        if unregistering[id] == nil { unregistering[id] = false }
         requestSubmit()
         return session
+    }
+
+    /// The unregistration of `id` became durable (`durable`) or failed. Failed: the run results
+    /// held back meanwhile are true of a session that stays, so its current state is written.
+    func unregistrationSettled(_ id: SessionID, durable: Bool) {
+        guard let heldBack = unregistering.removeValue(forKey: id) else { return }
+        guard !durable, heldBack, let session = table[id] else { return }
+        commits.stage(.register(session), isRemoval: false)
+    }
+
+    /// Whether a run result for `id` must not be written now: an unregistration of it is staged
+    /// or being written (the result still applies in memory, and is written if that fails).
+    private func holdsBack(_ id: SessionID) -> Bool {
+        guard unregistering[id] != nil else { return false }
+        unregistering[id] = true
+        return true
     }
 
     // MARK: Run results
@@ -53,6 +70,7 @@ extension SessionStore {
     package func replace(_ session: Session) -> Bool {
         guard !isClosed, table.contains(session.id) else { return false }
         table.upsert(session)
+        if holdsBack(session.id) { return true }
         commits.stage(.register(session), isRemoval: false)
         requestSubmit()
         return true
@@ -70,6 +88,7 @@ extension SessionStore {
                     $0.lastOutcome = outcome
                 })
         else { return nil }
+        if holdsBack(id) { return s }
         commits.stage(.outcome(id, attempts: s.attempts, lastOutcome: outcome), isRemoval: false)
         requestSubmit()
         return s

@@ -50,6 +50,10 @@ package final class SessionStore {
     @exclusivity(unchecked) var commits: CommitQueue
     /// Whether a change commits at once or waits for the owner's ``submitStaged()``.
     @exclusivity(unchecked) var commitRequest = CommitRequest()
+    /// Sessions whose unregistration is staged or being written, each with whether a run result
+    /// for it was held back meanwhile: written after the removal, a run's record would bring the
+    /// session back at the next start (`+Changes`).
+    @exclusivity(unchecked) var unregistering: [SessionID: Bool] = [:]
     /// Set by ``close()``: from then on nothing is staged and nothing is written.
     @exclusivity(unchecked) var isClosed = false
     /// The file work, on queues of its own.
