@@ -117,6 +117,7 @@ package final class Daemon {
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
         try InterruptedStopRun.recover(committer, journal: journal)
+        InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
         let runs = RunCoordinator(

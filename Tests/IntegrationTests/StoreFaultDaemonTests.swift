@@ -158,7 +158,7 @@ final class StoreFaultDaemonTests: XCTestCase {
         XCTAssertEqual((try server.stats()["ended"] as? [Any])?.count, registered, "the server ended every session")
         XCTAssertGreaterThan(left, 0, "ended sessions whose removal was not saved are reported as kept: \(stderr)")
         XCTAssertEqual(status, 75, "a stop that leaves sessions on disk does not claim success")
-        XCTAssertTrue(stderr.contains("will be ended again after the next start"), stderr)
+        XCTAssertTrue(stderr.contains("will be ended (again) after the next start"), stderr)
         daemon = nil
 
         fs.makeRoom()
@@ -170,8 +170,19 @@ final class StoreFaultDaemonTests: XCTestCase {
         }
         XCTAssertNotNil(again.waitUntilReady(timeout: 10), again.stderr)
         XCTAssertEqual(try listed(again.socketPath).count, left, "the stop's count is what the store holds")
+        // The stop run's start was recorded (into space kept at start), so the next start ends every
+        // session the full disk kept without a saved outcome, without waiting for the next stop.
+        XCTAssertTrue(again.stderr.contains("SESSION_CLEANUP_EVENT=stop-run-interrupted"), again.stderr)
+        let endBy = Date().addingTimeInterval(20)
+        var remaining = left
+        while remaining > 0 && Date() < endBy {
+            usleep(200_000)
+            remaining = try listed(again.socketPath).count
+        }
+        XCTAssertEqual(remaining, 0, "every session kept by the full disk is ended after the next start")
         print(
             "StoreFaultDaemon stop on a full disk: \(registered) registered and ended at the server; the stop said "
-                + "SESSIONS_LEFT=\(left) (exit \(status ?? -1)) and the restart found \(left)")
+                + "SESSIONS_LEFT=\(left) (exit \(status ?? -1)); the restart found \(left) and ended "
+                + "\(left - remaining) of them without a stop")
     }
 }

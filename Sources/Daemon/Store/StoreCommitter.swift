@@ -169,8 +169,10 @@ final class StoreCommitter {
     /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
     /// sessions the files hold — more than `store.count` when removals of ended sessions could
     /// not be written (they are ended again after the next start, and the stop must not claim
-    /// otherwise) — and whether everything was saved.
-    func settle(timeout: Duration) -> (kept: Int, saved: Bool) {
+    /// otherwise) — and whether everything was saved. `nextStartEndsUnsaved`: whether the stop
+    /// run's start is on disk, so that the next start ends what this stop could not record
+    /// (``InterruptedStopRun``); the journal says which.
+    func settle(timeout: Duration, nextStartEndsUnsaved: Bool = true) -> (kept: Int, saved: Bool) {
         let began = loop.clock.now()
         let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
         if saved && store.count == 0 {
@@ -185,8 +187,11 @@ final class StoreCommitter {
             journal.record(
                 JournalEntry(
                     .storeWriteFailed,
-                    "Session store not saved before exit: \(unsaved) ended sessions are still in it and will be "
-                        + "ended again after the next start; outcomes of the others may be older than this run",
+                    "Session store not saved before exit: \(unsaved) ended sessions are still in it; "
+                        + (nextStartEndsUnsaved
+                            ? "every session without a saved outcome will be ended (again) after the next start"
+                            : "the stop run's start could not be recorded either, so sessions without a saved "
+                                + "outcome are ended at the next stop, not after the next start"),
                     [
                         JournalField(.error, "changes not durable within \(timeout.humanReadable) of the stop's end"),
                         JournalField(.sessionsLeft, kept),

@@ -212,6 +212,39 @@ final class StoreDirectory: Sendable {
         return f
     }
 
+    /// Makes `name` a file of `size` bytes whose space is allocated (`posix_fallocate`), durably,
+    /// unless it already is one: a later ``fillReserved(_:_:as:)`` needs no new space, so a full
+    /// disk cannot refuse it.
+    func reserve(_ name: String, size: Int) throws(StoreError) {
+        if let f = try openExisting(name, flags: O_RDONLY), (try? regularFileSize(f, name: name)) == size { return }
+        let f = try create(name)
+        let code = posix_fallocate(f.raw, 0, off_t(size))
+        guard code == 0 else {
+            try? removeIfPresent(name)
+            throw StoreError.io("allocating \(size) bytes (posix_fallocate)", path: fullPath(name), errno: code)
+        }
+        try fsyncFile(f, name: name)
+        try fsyncDirectory()
+    }
+
+    /// Writes `bytes` over the start of the reserved file `reserved` (in place: into space already
+    /// allocated), syncs it, then renames it to `name` and syncs the directory. `bytes` must not
+    /// be longer than the reserved file; what they do not cover keeps its old contents.
+    func fillReserved(_ reserved: String, _ bytes: [UInt8], as name: String) throws(StoreError) {
+        guard let f = try openExisting(reserved, flags: O_WRONLY) else {
+            throw StoreError.io("open", path: fullPath(reserved), errno: ENOENT)
+        }
+        guard bytes.count <= (try regularFileSize(f, name: reserved)) else {
+            throw StoreError.io("write", path: fullPath(reserved), errno: EFBIG)
+        }
+        try writeAll(f, bytes, at: 0, name: reserved)
+        guard fdatasync(f.raw) == 0 else { throw StoreError.io("fdatasync", path: fullPath(reserved), errno: errno) }
+        guard renameat(fd, reserved, fd, name) == 0 else {
+            throw StoreError.io("rename to \(fullPath(name))", path: fullPath(reserved), errno: errno)
+        }
+        try fsyncDirectory()
+    }
+
     /// `replaceAtomically` with fixed contents.
     func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StoreError) {
         _ = try replaceAtomically(name) { f throws(StoreError) in try writeAll(f, bytes, at: 0, name: name + ".tmp") }
