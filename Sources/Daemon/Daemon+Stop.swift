@@ -34,7 +34,7 @@ extension Daemon {
         let syncBegan = loop.clock.now()
         if let started {
             started.committer.beginStop()
-            if started.committer.store.count > 0 {
+            if started.committer.store.count > 0, started.committer.store.readOnlyCause == nil {
                 stop.startRecorded = InterruptedStopRun.recordBegun(
                     sessions: started.committer.store.count, in: started.committer.store, journal: journal)
                 phase = .stopping(stop)

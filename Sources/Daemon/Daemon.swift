@@ -116,8 +116,10 @@ package final class Daemon {
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
-        try InterruptedStopRun.recover(committer, journal: journal)
-        InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        if committer.store.readOnlyCause == nil {
+            try InterruptedStopRun.recover(committer, journal: journal)
+            InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        }
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
         let runs = RunCoordinator(
@@ -175,7 +177,10 @@ package final class Daemon {
     /// `STATUS=` while running: sessions, endpoints, budget.
     var readyStatus: String {
         let settings = configuration.current
-        return "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+        let degraded =
+            started?.committer.store.readOnlyCause == nil
+            ? "" : "Degraded (state directory read-only, nothing new accepted): "
+        return degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
             + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
             + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
     }

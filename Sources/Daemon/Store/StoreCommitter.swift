@@ -1,6 +1,7 @@
 import Basics
 import Control
 import EventLoop
+import Glibc
 import Journal
 import Runs
 import Sessions
@@ -35,20 +36,44 @@ final class StoreCommitter {
 
     private let loop: EventLoop
     private let journal: any JournalSink
+    /// The store's events for the journal, write failures coalesced.
+    private let failures: StoreFailureJournal
+
+    /// Opens the store for writing, or read-only when the directory cannot be written.
+    private static func open(_ directory: String) throws(StoreError) -> (SessionStore, LoadReport) {
+        do {
+            return try SessionStore.open(directory: directory)
+        } catch {
+            // Only a directory that cannot be written, not damage or a lock.
+            let code = error.errnoCode
+            guard error.kind == .io, code == EROFS || code == EACCES || code == EPERM else { throw error }
+            return try SessionStore.openReadOnly(directory: directory, cause: error)
+        }
+    }
     private var isClosed = false
     /// `.zero` until the stop begins, then ``stopRunCommitDelay``.
     private var commitDelay: Duration = .zero
 
     /// Opens the store in `directory`, journaling what loading found (damage included), and
-    /// starts collecting its writer's results on `loop`.
+    /// starts collecting its writer's results on `loop`. A directory that cannot be written (a
+    /// read-only file system, or one this user may not write) is opened read-only: the daemon
+    /// runs degraded (``SessionStore/readOnlyCause``) rather than leave the stored sessions
+    /// without anyone to end them.
     init(directory: String, loop: EventLoop, journal: any JournalSink) throws {
-        let (store, report) = try SessionStore.open(directory: directory)
+        let (store, report) = try Self.open(directory)
         self.store = store
         self.loop = loop
         self.journal = journal
+        failures = StoreFailureJournal(journal: journal, loop: loop)
         registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
         for entry in report.journalEntries { journal.record(entry) }
-        store.onEvent = { [journal] event in journal.record(event.journalEntry) }
+        if let cause = store.readOnlyCause {
+            journal.record(
+                JournalEntry(
+                    .storeReadOnly, "Running degraded: \(cause.message)",
+                    [JournalField(.error, cause.message), JournalField(.sessionsTotal, store.count)]))
+        }
+        store.onEvent = { [failures] event in failures.record(event) }
         store.waitsForSubmit = true
         try loop.watch(store.completionDescriptor) { [weak self, store] _ in
             store.processCompletions()
@@ -182,6 +207,7 @@ final class StoreCommitter {
         }
         scheduleCommitIfWanted()
         let kept = store.durableCount
+        failures.flush()
         if !saved {
             let unsaved = kept - store.count
             journal.record(

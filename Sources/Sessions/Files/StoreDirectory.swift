@@ -99,10 +99,13 @@ final class StoreDirectory: Sendable {
     }
 
     /// Maps the whole file `name` read-only, or returns nil if there is none; sets its mode to
-    /// 0600 on the way. Reading a store this way copies nothing onto the heap.
-    func map(_ name: String) throws(StoreError) -> MappedFile? {
+    /// 0600 on the way (unless `settingMode` is false: a read-only store changes nothing). Reading
+    /// a store this way copies nothing onto the heap.
+    func map(_ name: String, settingMode: Bool = true) throws(StoreError) -> MappedFile? {
         guard let f = try openExisting(name, flags: O_RDONLY) else { return nil }
-        guard fchmod(f.raw, 0o600) == 0 else { throw StoreError.io("fchmod(0600)", path: fullPath(name), errno: errno) }
+        guard !settingMode || fchmod(f.raw, 0o600) == 0 else {
+            throw StoreError.io("fchmod(0600)", path: fullPath(name), errno: errno)
+        }
         let size = try regularFileSize(f, name: name)
         guard size > 0 else { return MappedFile(base: nil, count: 0) }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, f.raw, 0), base != MAP_FAILED else {
