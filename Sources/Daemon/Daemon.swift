@@ -114,6 +114,7 @@ package final class Daemon {
             JournalEntry(
                 .started, "session-cleanup \(SessionCleanupVersion.string) starting",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
+        try CoreDumpExclusion.apply()  // before the store brings its keys into memory
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
         if committer.store.readOnlyCause == nil {
