@@ -171,6 +171,8 @@ final class StoreFaultDaemonTests: XCTestCase {
         XCTAssertNotNil((status?["status"] as? [String: Any])?["degraded"] as? String, "\(status ?? [:])")
         degraded.signal(SIGTERM)
         XCTAssertEqual(degraded.waitForExit(timeout: 20), 75, "ended, but the store could not say so")
+        XCTAssertTrue(
+            degraded.stderr.contains("the state directory is read-only, so the stored sessions"), degraded.stderr)
         XCTAssertEqual((try server.stats()["ended"] as? [Any])?.count, 20, "the stored sessions are ended at the stop")
         print("StoreFaultDaemon read-only state directory: started degraded, 20 stored sessions ended at the stop")
     }

@@ -216,8 +216,11 @@ final class StoreCommitter {
                     "Session store not saved before exit: \(unsaved) ended sessions are still in it; "
                         + (nextStartEndsUnsaved
                             ? "every session without a saved outcome will be ended (again) after the next start"
-                            : "the stop run's start could not be recorded either, so sessions without a saved "
-                                + "outcome are ended at the next stop, not after the next start"),
+                            : store.readOnlyCause != nil
+                                ? "the state directory is read-only, so the stored sessions are ended (again) at "
+                                    + "the next stop"
+                                : "the stop run's start could not be recorded either, so sessions without a saved "
+                                    + "outcome are ended at the next stop, not after the next start"),
                     [
                         JournalField(.error, "changes not durable within \(timeout.humanReadable) of the stop's end"),
                         JournalField(.sessionsLeft, kept),
