@@ -9,7 +9,8 @@ import PackageDescription
 ///
 /// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
 ///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
-///   signal mask before main), `CEpoll` (epoll's header).
+///   signal mask before main), `CEpoll` (epoll's header), `CProcessSecrecy` (no core dumps of
+///   the daemon's memory, which holds keys).
 /// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
 ///   people. `JSON`: the strict reader and the writer.
 /// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
@@ -56,6 +57,11 @@ let package = Package(
             name: "CEarlySignals",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
         ),
+        // The daemon kept out of core dumps (prctl, which Swift cannot call: it is variadic).
+        .target(
+            name: "CProcessSecrecy",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         .target(
             name: "CCurl",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
@@ -80,8 +86,8 @@ let package = Package(
         library(
             "Daemon",
             [
-                "CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Runs", "Control", "Systemd",
+                "CSystemd", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary",
+                "Configuration", "Journal", "HTTPEngine", "Runs", "Control", "Systemd",
             ]),
         .executableTarget(
             name: "session-cleanup",
@@ -114,7 +120,8 @@ let package = Package(
         .testTarget(
             name: "UnitTests",
             dependencies: [
-                "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
+                "CCurl", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration",
+                "Journal",
                 "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
             ],
             swiftSettings: strict

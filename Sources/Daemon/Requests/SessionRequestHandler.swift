@@ -158,6 +158,7 @@ final class SessionRequestHandler {
             "uptime_usec": .integer(loop.clock.now().duration(since: startedAt).microseconds),
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
+        if let cause = store.readOnlyCause { object["degraded"] = .string(cause.message) }
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
         let unconfigured =
             peer.uid == 0

@@ -7,6 +7,7 @@ extension SessionStore {
     /// and stages nothing, for a duplicate id or a session too large to store.
     package func register(_ session: Session, done: @escaping Completion) throws(StoreError) {
         try checkOpen()
+        try checkWritable()
         guard !contains(session.id) else {
             throw StoreError(
                 kind: .duplicateSession, message: "session \(session.id) is already registered in \(directoryPath)")
@@ -28,6 +29,10 @@ extension SessionStore {
     @discardableResult
     package func unregister(_ id: SessionID, done: @escaping Completion) -> Session? {
         guard !isClosed, let session = table[id] else { return nil }
+        if let readOnlyCause {
+            done(readOnlyCause)
+            return session
+        }
         var w = ByteWriter()
         StoreRecord.remove(id).encode(into: &w)
         commits.stage(CommitQueue.ClientChange(change: .unregister(session), record: w.bytes, done: done))

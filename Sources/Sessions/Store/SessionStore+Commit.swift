@@ -34,7 +34,7 @@ extension SessionStore {
     /// Hands what is staged to the writer as one commit, unless one is in flight (it then goes
     /// into the next) or the store must recover first; with nothing to commit, compacts if due.
     func submit() {
-        guard !isClosed, !commits.isCommitting else { return }
+        guard !isClosed, !commits.isCommitting, readOnlyCause == nil else { return }
         guard health.isHealthy else {
             recover()
             return
