@@ -90,6 +90,16 @@ enum ConfigurationKeys {
             }
             settings.tokenCredential = item.value.isEmpty ? nil : item.value
         },
+        ConfigKey("ClientCredential") { settings, item in
+            guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
+                throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
+            }
+            settings.clientCredential = item.value.isEmpty ? nil : item.value
+        },
+        ConfigKey("ClientAuthentication") { settings, item in
+            settings.clientAuthentication =
+                ClientAuthentication(rawValue: try item.choice(["basic", "basic-raw", "post"])) ?? .basic
+        },
         ConfigKey("CAFile") { $0.caFile = try $1.absolutePathOrNone() },
         ConfigKey("HTTPVersion") { settings, item in
             settings.httpVersion = HTTPRequest.Version(rawValue: try item.choice(["auto", "1.1", "2"])) ?? .automatic
@@ -155,6 +165,7 @@ enum ConfigurationKeys {
                     file: location?.file ?? file, line: location?.line ?? line,
                     "[Endpoint] '\(settings.name)' has \(key)= but no Proxy="))
         }
+        problems += clientAuthenticationProblems(endpoint, file: file, line: line)
         if settings.body != nil && settings.method == "GET" {
             let body = endpoint.assigned["Body"]
             problems.append(
@@ -164,6 +175,56 @@ enum ConfigurationKeys {
                         + "set Method=POST, PUT or DELETE"))
         }
         return problems
+    }
+
+    /// `ClientCredential=` and `ClientAuthentication=` against the rest of the endpoint.
+    private static func clientAuthenticationProblems(
+        _ endpoint: ConfigSectionSettings<EndpointConfiguration>, file: String, line: Int
+    ) -> [ConfigurationProblem] {
+        let settings = endpoint.settings
+        func problem(_ key: String, _ text: String) -> ConfigurationProblem {
+            let location = endpoint.assigned[key]
+            return ConfigurationProblem(
+                file: location?.file ?? file, line: location?.line ?? line, "[Endpoint] '\(settings.name)' \(text)")
+        }
+        guard settings.clientCredential != nil else {
+            return endpoint.assigned["ClientAuthentication"] != nil && !endpoint.refused.contains("ClientCredential")
+                ? [problem("ClientAuthentication", "has ClientAuthentication= but no ClientCredential=")] : []
+        }
+        if settings.tokenCredential != nil {
+            return [
+                problem(
+                    "ClientCredential",
+                    "has both ClientCredential= and TokenCredential=: a call authenticates one way, choose one")
+            ]
+        }
+        guard settings.clientAuthentication == .post else { return [] }
+        if settings.method == "GET" {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but Method=GET, which sends no body: set Method=POST")
+            ]
+        }
+        if let body = settings.body, body.hasPrefix("{") || body.hasPrefix("[") {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but a JSON Body=: the client_id and client_secret fields "
+                        + "need a form-encoded body (name=value&…), or use ClientAuthentication=basic")
+            ]
+        }
+        if let type = settings.headers.first(where: { $0.lowercased().hasPrefix("content-type:") }),
+            !type.lowercased().containsText("application/x-www-form-urlencoded")
+        {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but a Content-Type other than "
+                        + "application/x-www-form-urlencoded: the client fields need a form-encoded body")
+            ]
+        }
+        return []
     }
 
     // MARK: Endpoint values
