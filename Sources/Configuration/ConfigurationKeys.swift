@@ -83,7 +83,7 @@ enum ConfigurationKeys {
                 settings.headers.append(try header(item))
             }
         },
-        ConfigKey("Body") { $0.body = $1.value.isEmpty ? nil : $1.value },
+        ConfigKey("Body") { $0.body = $1.value.isEmpty ? nil : try body($1) },
         ConfigKey("TokenCredential") { settings, item in
             guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
                 throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
@@ -279,7 +279,40 @@ enum ConfigurationKeys {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
             bytes[..<colon].allSatisfy(isHeaderNameByte)
         else { throw item.invalid("'Name: value', the name letters, digits and !#$%&'*+-.^_`|~") }
+        let name = String(decoding: bytes[..<colon], as: UTF8.self)
+        let value = item.value.utf8.dropFirst(colon + 1)
+        if credentialHeaders.contains(name.lowercased()),
+            !String(decoding: value, as: UTF8.self).containsText("{session}")
+        {
+            throw item.problem(
+                "secrets do not belong in the configuration file: a Header=\(name): with its value "
+                    + "written here is refused; use TokenCredential= or ClientCredential= with LoadCredential=")
+        }
         return item.value
+    }
+
+    /// Headers whose value is a credential: written in the file (not `{session}`), they are refused.
+    private static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// Form fields whose value is a credential: written in a form `Body=`, they are refused.
+    private static let credentialFields: Set<String> = ["client_secret", "password"]
+
+    /// `Body=`: any template, but a form body's `client_secret=` or `password=` field with its
+    /// value written here is refused (it would be world-readable).
+    private static func body(_ item: ConfigAssignment) throws(ConfigurationProblem) -> String {
+        let text = item.value
+        guard !(text.hasPrefix("{") || text.hasPrefix("[")) else { return text }
+        for field in text.split(separator: "&") {
+            let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, credentialFields.contains(parts[0].lowercased()), !parts[1].isEmpty,
+                !parts[1].containsText("{session}")
+            else { continue }
+            throw item.problem(
+                "secrets do not belong in the configuration file: a Body= field \(parts[0].lowercased())= with its "
+                    + "value written here is refused; use ClientCredential= (ClientAuthentication=post) with "
+                    + "LoadCredential=")
+        }
+        return text
     }
 
     private static func isHeaderNameByte(_ byte: UInt8) -> Bool {

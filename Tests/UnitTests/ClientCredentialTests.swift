@@ -116,4 +116,25 @@ final class ClientCredentialTests: XCTestCase {
             XCTAssertFalse(text.contains("pa:ss"), text)
         }
     }
+
+    func testCredentialHeadersAndFieldsWrittenInTheFileAreRefusedWithoutEchoingThem() {
+        for line in [
+            "Header=Authorization: Basic aHVudGVyMg==", "Header=cookie: sid=hunter2",
+            "Header=Proxy-Authorization: Basic aHVudGVyMg==",
+        ] {
+            let refused = refusal("Method=POST\nBody=token={session}\n\(line)\n")
+            XCTAssertTrue(refused?.contains("use TokenCredential= or ClientCredential=") ?? false, refused ?? line)
+            XCTAssertFalse(refused?.contains("aHVudGVyMg") ?? true, refused ?? line)
+            XCTAssertFalse(refused?.contains("hunter2") ?? true, refused ?? line)
+        }
+        for body in ["token={session}&client_secret=hunter2", "user=u&Password=hunter2&s={session}"] {
+            let refused = refusal("Method=POST\nBody=\(body)\n")
+            XCTAssertTrue(refused?.contains("use ClientCredential=") ?? false, refused ?? body)
+            XCTAssertFalse(refused?.contains("hunter2") ?? true, refused ?? body)
+        }
+        // The session key is not a secret of the file: it may go in these places.
+        XCTAssertNil(refusal("Method=POST\nBody=token={session}\nHeader=Authorization: Bearer {session}\n"))
+        XCTAssertNil(refusal("Method=POST\nBody=password={session}&client_secret=\n"))
+        XCTAssertNil(refusal("Method=POST\nBody={\"password\": \"{session}\"}\n"))
+    }
 }
