@@ -229,12 +229,15 @@ final class RunCoordinator {
         return run
     }
 
-    /// The credentials the endpoints name (bearer tokens, proxy user:password), by name; a missing
+    /// The credentials the endpoints name (bearer tokens, client id:secret, proxy user:password), by name; a missing
     /// one is reported once per run.
     private func readTokens() -> [String: String] {
         var tokens: [String: String] = [:]
         let endpoints = configuration.current.endpoints
-        for credential in Set(endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)) {
+        let names =
+            endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)
+            + endpoints.compactMap(\.clientCredential)
+        for credential in Set(names) {
             do {
                 tokens[credential] = try CredentialReader.token(named: credential, in: credentialsDirectory)
             } catch {
