@@ -65,6 +65,9 @@ package struct StartSettings: Sendable, Equatable {
 package struct ControlSettings: Sendable, Equatable {
     /// `SocketMode=`: who may connect (octal). Authorization inside is by peer uid.
     package var socketMode: UInt32 = 0o660
+    /// Whether the file sets `SocketMode=`: under socket activation only a mode someone asked
+    /// for is worth a warning when the socket unit's differs (the user unit's 0600, say).
+    package var socketModeIsSet = false
     /// `SocketGroup=`: the socket's group; empty keeps the daemon's own.
     package var socketGroup = ""
     /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.

@@ -42,6 +42,7 @@ enum ConfigurationKeys {
                 throw item.invalid("an octal mode such as 0660")
             }
             settings.socketMode = mode
+            settings.socketModeIsSet = true
         },
         ConfigKey("SocketGroup") { settings, item in
             guard item.value.isEmpty || ConfigurationKeys.isAccountName(item.value) else {
