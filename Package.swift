@@ -23,6 +23,7 @@ import PackageDescription
 /// - `Runs`: a run of end-session calls (stop, leftover, on-demand) inside its budget.
 /// - `Control`: the control socket's protocol, server and client.
 /// - `Systemd`: sd_notify, the watchdog, the service manager, socket activation, signals.
+/// - `Metrics`: node_exporter's textfile: the figures, their text, the file's atomic replacement.
 /// - `Daemon`: the composition root: the daemon's phases, its runs, requests, store and
 ///   state-directory documents.
 /// - `session-cleanup`: the command line, one file per verb.
@@ -77,11 +78,12 @@ let package = Package(
             "Runs", ["Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal", "Endpoints"]),
         library("Control", ["CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Journal"]),
         library("Systemd", ["CSystemd", "Basics", "EventLoop", "Journal"]),
+        library("Metrics", ["Basics", "Vocabulary"]),
         library(
             "Daemon",
             [
                 "CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Runs", "Control", "Systemd",
+                "HTTPEngine", "Runs", "Control", "Systemd", "Metrics",
             ]),
         .executableTarget(
             name: "session-cleanup",
@@ -115,7 +117,7 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
             ],
             swiftSettings: strict
         ),
@@ -124,7 +126,7 @@ let package = Package(
             // CCurl: the shim's test hook (which reply buffers it freed, and whether wiped).
             dependencies: [
                 "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
             ],
             swiftSettings: strict
         ),

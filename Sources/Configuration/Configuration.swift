@@ -18,6 +18,8 @@ package struct Configuration: Sendable, Equatable {
     package var start = StartSettings()
     /// `[Control]`: the control socket.
     package var control = ControlSettings()
+    /// `[Metrics]`: the file node_exporter's textfile collector reads.
+    package var metrics = MetricsSettings()
     /// `[Endpoint]` sections, in the order first defined.
     package var endpoints: [EndpointConfiguration] = []
 
@@ -72,6 +74,13 @@ package struct ControlSettings: Sendable, Equatable {
     package var socketGroup = ""
     /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.
     package var maxSessionsPerUser = 10_000
+}
+
+/// `[Metrics]` settings.
+package struct MetricsSettings: Sendable, Equatable {
+    /// `TextfileDirectory=`: where to keep `session_cleanup.prom` for node_exporter's textfile
+    /// collector (Debian's reads `/var/lib/prometheus/node-exporter`); nil (the default): none.
+    package var textfileDirectory: String?
 }
 
 /// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.

@@ -10,7 +10,7 @@ import Vocabulary
 /// and the man page. Unknown keys are errors, so a typo never silently becomes a default.
 enum ConfigurationKeys {
     /// The sections there are.
-    static let sectionNames = ["Stop", "Start", "Control", "Endpoint"]
+    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Endpoint"]
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
@@ -33,6 +33,11 @@ enum ConfigurationKeys {
     /// `[Start]`.
     static let start: [ConfigKey<StartSettings>] = [
         ConfigKey("LeftoverBudgetSec") { $0.leftoverBudget = try $1.duration(minimum: .milliseconds(100)) }
+    ]
+
+    /// `[Metrics]`.
+    static let metrics: [ConfigKey<MetricsSettings>] = [
+        ConfigKey("TextfileDirectory") { $0.textfileDirectory = try $1.absolutePathOrNone() }
     ]
 
     /// `[Control]`.

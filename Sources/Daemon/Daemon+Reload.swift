@@ -62,6 +62,7 @@ extension Daemon {
             JournalEntry(
                 .reloaded, "Configuration reloaded from \(configuration.files.count) file(s)",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
+        started?.metrics.sessionsChanged()  // written at once where TextfileDirectory= now says
         notifier.send([.ready, .status(readyStatus)])
         return .applied(files: configuration.files, notes: notes)
     }

@@ -215,6 +215,18 @@ extension JournalEvent {
         the configuration.
         """)
 
+    /// The metrics file (`[Metrics] TextfileDirectory=`) could not be written.
+    package static let metricsWriteFailed = JournalEvent(
+        "metrics-write-failed", id: "65409e07a15d4fc583d1060bfa7a6298", .warning,
+        subject: "The metrics file could not be written",
+        """
+        The daemon could not replace session_cleanup.prom in [Metrics] TextfileDirectory= (ERROR=
+        says which step failed and where), so node_exporter shows older figures or none. The
+        directory must exist and be writable by the service's user, and the unit must allow the
+        path (ReadWritePaths=; the shipped unit allows /var/lib/prometheus/node-exporter). The
+        daemon tries again at the next change; it journals this once until a write succeeds.
+        """)
+
     // MARK: Sessions
 
     /// One registration (debug: registrations are summarised at info by `registrations`).
@@ -439,7 +451,8 @@ extension JournalEvent {
         storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
-        controlSettingIgnored, controlSocket, runBegun, handOverBegun, nextStartUnchecked, handedOver, stopBegun,
+        controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
+        handedOver, stopBegun,
         secondSignal, expired,
         endpointsDropped, callFinished, callsEnded, runFinished, stopped,
         engineFailed, engineError, credentialMissing, journalIncomplete, notifyFailed,
