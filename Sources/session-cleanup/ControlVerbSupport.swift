@@ -72,7 +72,7 @@ enum ControlVerbSupport {
         startsDaemon: Bool = false
     ) throws -> ControlResponse? {
         let target = DaemonTarget(options, verb: verb)
-        if startsDaemon, let stopped = StoppedDaemon.find(options, target: target) {
+        if startsDaemon, let stopped = StoppedDaemon.find(options, target: target, verb: verb) {
             printError(
                 "session-cleanup \(verb): the daemon was stopped; \(StoppedDaemon.socket) starts it for this request "
                     + "(\(stopped.systemctl) stop \(StoppedDaemon.socket) \(StoppedDaemon.service) keeps it stopped)")

@@ -38,7 +38,7 @@ enum ListVerb: Verb {
             throw UsageError("--outcome takes one of \(outcomes.joined(separator: ", ")), not '\(outcome)'")
         }
         let endpoint = options.value("--endpoint")
-        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "list")) {
+        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "list"), verb: "list") {
             printError("session-cleanup list: " + stopped.sentence + "; its sessions are listed while it runs.")
             for line in stopped.advice { printError(line) }
             return .notRunning

@@ -34,7 +34,7 @@ enum ReportVerb: Verb {
             throw UsageError("'\(runID)' is not a run id (32 lowercase hexadecimal digits)")
         }
         var report: [String: JSONValue]
-        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "report")) {
+        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "report"), verb: "report") {
             guard let kept = stoppedReport(stopped, runID: runID) else { return .refused }
             report = kept
         } else {

@@ -16,7 +16,7 @@ enum StatusVerb: Verb {
 
     static func run(_ options: Options) throws -> ExitStatus {
         guard options.positional.isEmpty else { throw UsageError("status takes no arguments") }
-        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "status")) {
+        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "status"), verb: "status") {
             return stoppedStatus(stopped, options)
         }
         guard let response = try ControlVerbSupport.perform(.status, options, verb: "status") else {

@@ -1,5 +1,6 @@
 import Basics
 import Daemon
+import Glibc
 import Systemd
 
 /// A daemon found stopped by asking systemd — never by connecting to its socket, which would
@@ -11,6 +12,8 @@ struct StoppedDaemon {
     var activity: ServiceActivity
     /// Which daemon.
     var instance: DaemonPaths.Instance
+    /// The verb that asked (for the advice).
+    var verb: String
 
     /// The service unit the packages install, system and user alike.
     static let service = "session-cleanup.service"
@@ -22,14 +25,14 @@ struct StoppedDaemon {
     /// when systemd cannot be asked (no bus): then the verb connects as before. A service that is
     /// stopped while nothing listens for it but the socket file exists is a daemon started by
     /// hand (`session-cleanup daemon`): connecting to it starts nothing, so that counts as running.
-    static func find(_ options: Options, target: DaemonTarget) -> StoppedDaemon? {
+    static func find(_ options: Options, target: DaemonTarget, verb: String) -> StoppedDaemon? {
         guard !target.isExplicit else { return nil }
         let manager: ServiceManagerUnit.Manager = options.instance == .user ? .user : .system
         guard case .success(let activity) = ServiceActivity.ask(manager, service: service, socket: socket),
             !activity.serviceRuns
         else { return nil }
         if !activity.socketActivates && FileReading.exists(target.socketPath) { return nil }
-        return StoppedDaemon(activity: activity, instance: options.instance)
+        return StoppedDaemon(activity: activity, instance: options.instance, verb: verb)
     }
 
     /// `systemctl` or `systemctl --user`.
@@ -40,16 +43,20 @@ struct StoppedDaemon {
         "The daemon is stopped (\(Self.service): \(activity.serviceState.isEmpty ? "unknown" : activity.serviceState))"
     }
 
-    /// What starts it again and how it stays stopped.
+    /// What starts it again and how it stays stopped; for a user asking the system daemon, where
+    /// their own is.
     var advice: [String] {
-        if activity.socketActivates {
-            return [
+        var lines =
+            activity.socketActivates
+            ? [
                 "\(Self.socket) still listens: the next register or end starts the daemon again.",
                 "To stop it for good: \(systemctl) stop \(Self.socket) \(Self.service)",
                 "  (and \(systemctl) disable \(Self.socket) \(Self.service) to keep it stopped after a reboot).",
-            ]
+            ] : ["Start it with: \(systemctl) start \(Self.socket)"]
+        if instance == .system && getuid() != 0 {
+            lines.append("For your own daemon: session-cleanup --user \(verb)")
         }
-        return ["Start it with: \(systemctl) start \(Self.socket)"]
+        return lines
     }
 
     /// The state directory a stopped daemon left its documents in.
