@@ -54,6 +54,11 @@ x systemctl stop $U.service
 check "the service is inactive after systemctl stop" sc_eq "$(state)" inactive
 check "its socket unit still listens" sc_eq "$(sc_prop "$CT" $U.socket ActiveState)" active
 STARTS=$(started_count)
+if [ -n "${SC_DEB_LAYER:-}" ]; then   # the catalog comes with the package
+    explained=$(x journalctl -x -u $U SESSION_CLEANUP_EVENT=ready --no-pager)
+    check "journalctl -x: the catalog says the budget in human units (2 s)" sc_has "$explained" "within a budget of 2 s."
+    check "journalctl -x: no raw microsecond counts (25000000 µs)" sc_eq "$(grep -Ec '[0-9]{4,} µs' <<< "$explained")" 0
+fi
 
 out=$(x session-cleanup status 2>&1); rc=$?
 sc_log "status of the stopped daemon (exit $rc):"; printf '%s\n' "$out" >&2
