@@ -9,7 +9,7 @@ import PackageDescription
 ///
 /// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
 ///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
-///   signal mask before main), `CEpoll` (epoll's header).
+///   signal mask before main), `CEpoll` (epoll's header), `CVersion` (a package build's version).
 /// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
 ///   people. `JSON`: the strict reader and the writer.
 /// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
@@ -63,13 +63,18 @@ let package = Package(
             // No libcurl: the shim dlopens it on first use (see ccurl.h). dlopen is in libc
             // itself since glibc 2.34; link "dl" as well for an older glibc.
         ),
+        // The version a package build asks for (scripts/package.sh --version), else none.
+        .target(
+            name: "CVersion",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         // <sys/epoll.h>, which Swift's Glibc module leaves out; headers only.
         .systemLibrary(name: "CEpoll"),
         library("Basics", []),
         library("JSON", []),
         library("EventLoop", ["CEpoll", "Basics"]),
         library("Sessions", ["Basics"]),
-        library("Vocabulary", ["Basics", "Sessions"]),
+        library("Vocabulary", ["CVersion", "Basics", "Sessions"]),
         library("Configuration", ["Basics", "Vocabulary"]),
         library("Journal", ["CSystemd", "Basics", "EventLoop", "Sessions", "Vocabulary"]),
         library("HTTPEngine", ["CCurl", "Basics", "EventLoop", "Vocabulary"]),
