@@ -10,7 +10,7 @@ import Vocabulary
 /// and the man page. Unknown keys are errors, so a typo never silently becomes a default.
 enum ConfigurationKeys {
     /// The sections there are.
-    static let sectionNames = ["Stop", "Start", "Control", "Endpoint"]
+    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Endpoint"]
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
@@ -35,6 +35,11 @@ enum ConfigurationKeys {
         ConfigKey("LeftoverBudgetSec") { $0.leftoverBudget = try $1.duration(minimum: .milliseconds(100)) }
     ]
 
+    /// `[Metrics]`.
+    static let metrics: [ConfigKey<MetricsSettings>] = [
+        ConfigKey("TextfileDirectory") { $0.textfileDirectory = try $1.absolutePathOrNone() }
+    ]
+
     /// `[Control]`.
     static let control: [ConfigKey<ControlSettings>] = [
         ConfigKey("SocketMode") { settings, item in
@@ -42,6 +47,7 @@ enum ConfigurationKeys {
                 throw item.invalid("an octal mode such as 0660")
             }
             settings.socketMode = mode
+            settings.socketModeIsSet = true
         },
         ConfigKey("SocketGroup") { settings, item in
             guard item.value.isEmpty || ConfigurationKeys.isAccountName(item.value) else {

@@ -1,5 +1,6 @@
 import Basics
 import Journal
+import Metrics
 import Runs
 import Systemd
 import Vocabulary
@@ -98,9 +99,11 @@ extension Daemon {
             until: min(max(loop.clock.now(), budget.deadline).advanced(by: Self.journalFlushLimit), lastFlush))
         if let started, let report {
             // After the flush, so the record counts every entry the journal could not take.
-            LastStopRunDocument.write(
-                RunRecord(report, journalDropped: stop.journalDropped(by: journal)), to: started.committer.store,
-                journal: journal)
+            let record = RunRecord(report, journalDropped: stop.journalDropped(by: journal))
+            LastStopRunDocument.write(record, to: started.committer.store, journal: journal)
+            started.metrics.runFinished(
+                RunMetrics(report, finishedAt: record.finishedAt, journalDropped: record.journalDropped))
+            started.metrics.writeNow()
         }
         started?.committer.close()
         phase = .finished(left == 0 ? .success : .sessionsLeft)

@@ -1,3 +1,5 @@
+import Basics
+
 /// The bytes of an entry in the two forms the daemon writes: journald's native protocol (one
 /// datagram per entry) and a readable stderr line with sd-daemon's `<N>` priority prefix.
 enum JournalEncoding {
@@ -22,6 +24,10 @@ enum JournalEncoding {
             switch field.content {
             case .text(let value):
                 append(field.name.rawValue, value, to: &bytes)
+                // The catalog cannot format numbers: a duration gets its twin for people.
+                if let twin = JournalField.Name.humanTwins[field.name.rawValue], let usec = Int64(value) {
+                    append(twin, HumanText.duration(microseconds: usec), to: &bytes)
+                }
             case .sessionID(let id):
                 appendUTF8(field.name.rawValue, to: &bytes)
                 bytes.append(UInt8(ascii: "="))

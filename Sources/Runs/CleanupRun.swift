@@ -218,8 +218,7 @@ package final class CleanupRun {
         case .giveUp:
             finish(
                 slot,
-                RetryPolicy.outcomeOfGivingUp(
-                    cause: schedule[slot].lastCause, status: schedule[slot].lastStatus, attempts: attempts))
+                RetryPolicy.outcomeOfGivingUp(cause: schedule[slot].lastCause, status: schedule[slot].lastStatus))
         case .retry(let delay):
             let number = schedule[slot].number
             let timer = loop.schedule(after: delay) { [weak self] in self?.retryNow(slot, number) }
@@ -236,7 +235,7 @@ package final class CleanupRun {
     }
 
     private static func notAttempted(_ origin: String, _ cause: String) -> CallOutcome {
-        .failed(cause: "not attempted: \(origin) is unreachable (\(cause))")
+        .failed(cause: "\(origin) is unreachable (\(cause)); no request was sent")
     }
 
     // MARK: Outcomes

@@ -26,6 +26,21 @@ final class JournalEncodingTests: XCTestCase {
             """)
     }
 
+    func testADurationInMicrosecondsGetsATwinForPeopleInTheJournalOnly() {
+        var entry = JournalEntry(
+            .runFinished, "done",
+            [
+                JournalField(.budgetUsec, "25000000"), JournalField(.durationUsec, "1200"),
+                JournalField(.timeRemainingUsec, "360000000"),
+            ])
+        entry.location = nil
+        let native = text(JournalEncoding.native(entry, identifier: "t", dropped: 0))
+        XCTAssertTrue(native.contains("BUDGET_USEC=25000000\nBUDGET=25 s\n"), native)
+        XCTAssertTrue(native.contains("DURATION_USEC=1200\nDURATION=1 ms\n"), native)
+        XCTAssertTrue(native.contains("TIME_REMAINING_USEC=360000000\nTIME_REMAINING=6 min\n"), native)
+        XCTAssertFalse(text(JournalEncoding.line(entry, dropped: 0)).contains("BUDGET="), "stderr keeps one form")
+    }
+
     func testASessionIDFieldIsWrittenAsItsHexDigitsInBothForms() {
         let id = SessionID(rawValue: 0x0123_4567_89ab_cdef)
         var byID = JournalEntry(

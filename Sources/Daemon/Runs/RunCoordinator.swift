@@ -19,6 +19,8 @@ import Vocabulary
 final class RunCoordinator {
     /// Called after a background run finished and its results were committed.
     var onBackgroundRunFinished: (() -> Void)?
+    /// Called with the report of every finished run but the stop run (the daemon has that one).
+    var onRunFinished: ((RunReport) -> Void)?
 
     /// The last finished run's report, for `status`.
     private(set) var lastReport: RunReport?
@@ -268,6 +270,7 @@ final class RunCoordinator {
     /// the run's replies told of HTTP versions.
     private func finished(_ report: RunReport) {
         lastReport = report
+        onRunFinished?(report)
         if let engine { httpVersions.remember(engine.versionsSeen) }
     }
 }
