@@ -124,6 +124,14 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var clientCredential: String?
     /// `ClientAuthentication=`: how ``clientCredential`` is sent; HTTP Basic by default.
     package var clientAuthentication: ClientAuthentication = .basic
+    /// `TokenURL=`: an OAuth 2.0 token endpoint. When set, ``clientCredential`` authenticates a
+    /// client-credentials grant there (RFC 6749 §4.4) and the calls carry the access token it
+    /// gives as a bearer token, instead of the client's own credentials.
+    package var tokenURL: String?
+    /// `TokenScope=`: the grant's `scope` (space-separated scopes); nil: none asked for.
+    package var tokenScope: String?
+    /// `TokenAudience=`: the grant's `audience` (an extension some providers need); nil: none.
+    package var tokenAudience: String?
     /// `CAFile=`: a private CA bundle to verify the server against.
     package var caFile: String?
     /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;

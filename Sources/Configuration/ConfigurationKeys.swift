@@ -106,6 +106,14 @@ enum ConfigurationKeys {
             settings.clientAuthentication =
                 ClientAuthentication(rawValue: try item.choice(["basic", "basic-raw", "post"])) ?? .basic
         },
+        ConfigKey("TokenURL") { settings, item in
+            guard !item.value.containsText("{session}") else {
+                throw item.invalid("the provider's token endpoint, without {session}")
+            }
+            settings.tokenURL = item.value.isEmpty ? nil : try endpointURL(item)
+        },
+        ConfigKey("TokenScope") { $0.tokenScope = $1.value.isEmpty ? nil : $1.value },
+        ConfigKey("TokenAudience") { $0.tokenAudience = $1.value.isEmpty ? nil : $1.value },
         ConfigKey("CAFile") { $0.caFile = try $1.absolutePathOrNone() },
         ConfigKey("HTTPVersion") { settings, item in
             settings.httpVersion = HTTPRequest.Version(rawValue: try item.choice(["auto", "1.1", "2"])) ?? .automatic
@@ -193,7 +201,20 @@ enum ConfigurationKeys {
             return ConfigurationProblem(
                 file: location?.file ?? file, line: location?.line ?? line, "[Endpoint] '\(settings.name)' \(text)")
         }
+        if settings.tokenURL == nil, !endpoint.refused.contains("TokenURL") {
+            for key in ["TokenScope", "TokenAudience"] where endpoint.assigned[key] != nil {
+                return [problem(key, "has \(key)= but no TokenURL=")]
+            }
+        }
         guard settings.clientCredential != nil else {
+            if settings.tokenURL != nil, !endpoint.refused.contains("ClientCredential") {
+                return [
+                    problem(
+                        "TokenURL",
+                        "has TokenURL= but no ClientCredential=: the client-credentials grant needs the client's "
+                            + "id and secret")
+                ]
+            }
             return endpoint.assigned["ClientAuthentication"] != nil && !endpoint.refused.contains("ClientCredential")
                 ? [problem("ClientAuthentication", "has ClientAuthentication= but no ClientCredential=")] : []
         }
@@ -204,7 +225,8 @@ enum ConfigurationKeys {
                     "has both ClientCredential= and TokenCredential=: a call authenticates one way, choose one")
             ]
         }
-        guard settings.clientAuthentication == .post else { return [] }
+        // With TokenURL= the client authenticates the grant (a form POST of its own), not the calls.
+        guard settings.clientAuthentication == .post, settings.tokenURL == nil else { return [] }
         if settings.method == "GET" {
             return [
                 problem(
@@ -235,8 +257,9 @@ enum ConfigurationKeys {
 
     // MARK: Endpoint values
 
-    /// `URL=`: http or https, no spaces, a host, and no user information: a password in a URL
-    /// would be printed and journaled wherever the URL is (a token belongs in `TokenCredential=`).
+    /// `URL=` (and `TokenURL=`): http or https, no spaces, a host, and no user information: a
+    /// password in a URL would be printed and journaled wherever the URL is (a token belongs in
+    /// `TokenCredential=`).
     private static func endpointURL(_ item: ConfigAssignment) throws(ConfigurationProblem) -> String {
         let url = item.value
         let lower = url.lowercased()
@@ -250,8 +273,8 @@ enum ConfigurationKeys {
         guard !authority.isEmpty else { throw item.invalid("an http:// or https:// URL with a host") }
         guard !authority.contains(UInt8(ascii: "@")) else {
             throw item.problem(
-                "invalid URL=: a user name or password in the URL (user:password@host) would be shown wherever "
-                    + "the URL is; put a token in TokenCredential= instead")
+                "invalid \(item.key)=: a user name or password in the URL (user:password@host) would be shown "
+                    + "wherever the URL is; put a token in TokenCredential= instead")
         }
         return url
     }

@@ -168,6 +168,8 @@ package final class EndpointTemplate: Sendable {
     let proxy: HTTPProxy?
     /// The CA file, HTTP version and proxy of every call: one object, shared by the requests.
     let profile: TransferProfile
+    /// The client-credentials grant whose access token the calls carry (`TokenURL=`), or nil.
+    package let grant: ClientCredentialsGrant?
     /// Why no call to this endpoint can be made — a credential it names is missing or
     /// malformed — or nil. Never contains a credential's contents.
     package let unavailable: String?
@@ -188,12 +190,14 @@ package final class EndpointTemplate: Sendable {
                 unavailable = "client credential '\(name)' for endpoint '\(configuration.name)' \(problem)"
             }
         }
-        switch (client, configuration.clientAuthentication) {
+        // With TokenURL= the client authenticates the grant; the calls carry its access token.
+        let callClient = configuration.tokenURL == nil ? client : nil
+        switch (callClient, configuration.clientAuthentication) {
         case (let client?, .basic): headers = configuration.headers + [client.basicHeader(encodingParts: true)]
         case (let client?, .basicRaw): headers = configuration.headers + [client.basicHeader(encodingParts: false)]
         default: headers = configuration.headers
         }
-        clientFields = configuration.clientAuthentication == .post ? client.map { Array($0.formFields.utf8) } : nil
+        clientFields = configuration.clientAuthentication == .post ? callClient.map { Array($0.formFields.utf8) } : nil
         var credential: HTTPProxy.Credential?
         if let name = configuration.proxyCredential {
             if let text = credentials[name], let colon = text.firstIndex(of: ":"), colon != text.startIndex {
@@ -209,7 +213,9 @@ package final class EndpointTemplate: Sendable {
             HTTPProxy(url: $0, noProxy: configuration.noProxy, credential: credential)
         }
         self.proxy = proxy
-        profile = TransferProfile(caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy)
+        let profile = TransferProfile(caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy)
+        self.profile = profile
+        grant = client.flatMap { ClientCredentialsGrant(configuration, client: $0, profile: profile) }
         let parsed = HTTPOrigin(url: configuration.url)
         // A key in the host or port makes every call's origin its own: the engine parses those.
         httpOrigin = parsed.flatMap { $0.host.containsText(EndSessionCall.placeholder) ? nil : $0 }

@@ -437,6 +437,27 @@ extension JournalEvent {
         with LoadCredential= in a drop-in for the unit (see TokenCredential= in the README).
         """)
 
+    /// A client-credentials grant (`TokenURL=`) gave an access token.
+    package static let tokenObtained = JournalEvent(
+        "token-obtained", id: "f046a71eb3fe458d8d6dd15de3c35209", .info, subject: "Access token obtained",
+        """
+        The daemon obtained an access token from the token endpoint at @TOKEN_ORIGIN@
+        (client-credentials grant, TokenURL=) and uses it for @VALIDITY@ on the calls of every
+        endpoint with the same TokenURL=, client and TokenScope=. The token is kept in memory
+        only and never journaled; a call answered 401 gets one fresh token and one retry.
+        """)
+
+    /// A client-credentials grant (`TokenURL=`) failed: the calls waiting for it failed.
+    package static let tokenFailed = JournalEvent(
+        "token-failed", id: "262f9f262b474c00b0538a65b55d85c1", .error, subject: "No access token: calls failed",
+        """
+        The client-credentials grant at @TOKEN_ORIGIN@ (TokenURL=) gave no access token: @ERROR@
+        The @CALLS@ calls waiting for it failed at once, like calls to a host that cannot be
+        reached, and later calls of the run needing it fail too; their sessions are kept and
+        ended after the next start. A 401 or invalid_client: check the client credential
+        (ClientCredential=) and ClientAuthentication=; invalid_scope: TokenScope=.
+        """)
+
     // MARK: The journal and systemd
 
     /// The last stop run could not journal everything (reported after the next start).
@@ -469,6 +490,6 @@ extension JournalEvent {
         handedOver, stopBegun,
         secondSignal, expired,
         endpointsDropped, callFinished, callsEnded, runFinished, stopped,
-        engineFailed, engineError, credentialMissing, journalIncomplete, notifyFailed,
+        engineFailed, engineError, credentialMissing, tokenObtained, tokenFailed, journalIncomplete, notifyFailed,
     ]
 }

@@ -42,10 +42,11 @@ package struct JournalField: Sendable, Equatable {
         package static let timeRemainingUsec = Name(constant: "TIME_REMAINING_USEC")
         /// `DURATION_USEC`: how long something took.
         package static let durationUsec = Name(constant: "DURATION_USEC")
-        /// `BUDGET`, `TIME_REMAINING`, `DURATION`: the three above for people (`25 s`, `120 ms`),
+        /// `BUDGET`, `TIME_REMAINING`, `DURATION`, `VALIDITY`: the three above and ``validityUsec`` for people (`25 s`, `120 ms`),
         /// added by the journal writer beside each; what `journalctl -x`'s catalog text shows.
         package static let humanTwins: [String: String] = [
             "BUDGET_USEC": "BUDGET", "TIME_REMAINING_USEC": "TIME_REMAINING", "DURATION_USEC": "DURATION",
+            "VALIDITY_USEC": "VALIDITY",
         ]
         /// `SIGNAL`: the signal that caused an event, e.g. `SIGTERM`.
         package static let signal = Name(constant: "SIGNAL")
@@ -126,6 +127,12 @@ package struct JournalField: Sendable, Equatable {
         package static let sessionsUnregistered = Name(constant: "SESSIONS_UNREGISTERED")
         /// `NOTIFY_STATE`: an `sd_notify` message that could not be delivered.
         package static let notifyState = Name(constant: "NOTIFY_STATE")
+        /// `TOKEN_ORIGIN`: the origin (scheme, host, port) of a `TokenURL=` a token was asked from.
+        package static let tokenOrigin = Name(constant: "TOKEN_ORIGIN")
+        /// `TOKEN_SCOPE`: the scope a token was asked for (`TokenScope=`).
+        package static let tokenScope = Name(constant: "TOKEN_SCOPE")
+        /// `VALIDITY_USEC`: how long an access token is used before a new one is asked for.
+        package static let validityUsec = Name(constant: "VALIDITY_USEC")
 
         /// Every constant above, for the test that proves them valid.
         static let allConstants: [Name] = [
@@ -134,7 +141,7 @@ package struct JournalField: Sendable, Equatable {
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
             callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
             queryUsec, checkUsec, runID, calls, callsTotal, journalEntries, journalDropped, sessionsRegistered,
-            sessionsUnregistered, notifyState,
+            sessionsUnregistered, notifyState, tokenOrigin, tokenScope, validityUsec,
         ]
     }
 

@@ -55,6 +55,10 @@ struct CallUnderWay {
     var lastAttemptUnreachable = false
     /// The running request's timeout was the budget's remainder, not the endpoint's own.
     var timeoutIsBudget = false
+    /// The generation (``TokenCache``) of the access token its last request carried, if any.
+    var tokenGeneration: Int?
+    /// It was answered 401 with an obtained token and went again with a fresh one (once only).
+    var retriedWithFreshToken = false
 }
 
 /// The run's calls under way, each in a slot that is reused once its call is done: the slot's

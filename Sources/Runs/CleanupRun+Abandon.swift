@@ -24,6 +24,7 @@ extension CleanupRun {
             schedule[slot].state = .done
         }
         timers.cancel(in: loop)
+        cancelGrants()
         return outcomes.results.unfinished(attemptsUnderWay: attemptsUnderWay)
     }
 }

@@ -32,6 +32,7 @@ extension CleanupRun {
         }
         finishLine(.notStarted(reason: "the budget expired (\(reason.rawValue))"))
         finishIfDone()
+        cancelGrants()
     }
 
     /// Too little budget is left: the current call and every call still waiting its turn end

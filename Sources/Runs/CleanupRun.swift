@@ -53,6 +53,10 @@ package final class CleanupRun {
     @exclusivity(unchecked) var finished = false
     /// The expiry and progress timers.
     var timers = RunTimers()
+    /// The access tokens of endpoints with `TokenURL=`: shared with the owner's other runs.
+    let tokenCache: TokenCache
+    /// Which calls wait for a grant's token, and the grants that failed in this run.
+    var tokenGate = TokenGate()
     /// Set by ``windDown(then:)``: no call starts any more, and this runs once no request is
     /// under way.
     private var onQuiet: (() -> Void)?
@@ -70,24 +74,27 @@ package final class CleanupRun {
 
     /// Prepares a run over `sessions`, each at the endpoints it names (looked up in
     /// `endpoints`; a name not configured gives a `failed` outcome), with bearer `tokens` by
-    /// credential name (an endpoint whose credential is missing gets `failed` calls).
+    /// credential name (an endpoint whose credential is missing gets `failed` calls), and the
+    /// access tokens `TokenURL=` endpoints obtained in `tokenCache` (nil: a cache of the run's own).
     package convenience init(
         id: RunID = .random(), kind: RunKind, sessions: [Session], endpoints: [EndpointConfiguration],
-        tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
-        journal: any JournalSink
+        tokens: [String: String], tokenCache: TokenCache? = nil, budget: StopBudget, settings: Settings,
+        transport: any HTTPTransport, loop: EventLoop, journal: any JournalSink
     ) {
         self.init(
-            id: id, kind: kind, sessions: SessionList(sessions), endpoints: endpoints, tokens: tokens, budget: budget,
-            settings: settings, transport: transport, loop: loop, journal: journal)
+            id: id, kind: kind, sessions: SessionList(sessions), endpoints: endpoints, tokens: tokens,
+            tokenCache: tokenCache, budget: budget, settings: settings, transport: transport, loop: loop,
+            journal: journal)
     }
 
     /// The same over sessions listed from the store (``SessionList``: shared with the store, not
     /// copied — a stop run's sessions are all the store holds).
     package init(
         id: RunID = .random(), kind: RunKind, sessions: SessionList, endpoints: [EndpointConfiguration],
-        tokens: [String: String], budget: StopBudget, settings: Settings, transport: any HTTPTransport, loop: EventLoop,
-        journal: any JournalSink
+        tokens: [String: String], tokenCache: TokenCache? = nil, budget: StopBudget, settings: Settings,
+        transport: any HTTPTransport, loop: EventLoop, journal: any JournalSink
     ) {
+        self.tokenCache = tokenCache ?? TokenCache(clock: loop.clock)
         self.budget = budget
         self.settings = settings
         self.transport = transport
@@ -118,7 +125,7 @@ package final class CleanupRun {
     // MARK: Starting calls
 
     /// Starts the next calls while there is room, the budget allows, and calls are left.
-    private func pump() {
+    func pump() {
         while !finished && !windingDown && schedule.hasRoom, let slot = schedule.next() {
             guard case .queued = schedule[slot].state else { continue }
             let endSession = schedule[slot].endSession
@@ -127,15 +134,21 @@ package final class CleanupRun {
                 return
             }
             switch schedule.admit(slot, to: endSession.origin) {
-            case .go: start(slot, endSession)
+            case .go:
+                if let grant = endSession.template.grant {
+                    startWithToken(slot, endSession, grant)
+                } else {
+                    start(slot, endSession, token: endSession.template.token)
+                }
             case .park: break  // until the origin's probe ends
             case .refuse(let cause): finish(slot, Self.notAttempted(endSession.origin, cause))
             }
         }
     }
 
-    /// Starts the request of the call in `slot`, its timeout capped by the budget.
-    private func start(_ slot: Int, _ endSession: EndSessionCall) {
+    /// Starts the request of the call in `slot`, its timeout capped by the budget, with `token`
+    /// as a bearer token if given.
+    func start(_ slot: Int, _ endSession: EndSessionCall, token: String?) {
         let template = endSession.template
         let limit = template.configuration.timeout
         guard let timeout = budget.requestTimeout(limit: limit, margin: settings.margin) else {
@@ -144,8 +157,7 @@ package final class CleanupRun {
         }
         schedule[slot].timeoutIsBudget = timeout < limit
         schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
-        // The template read the endpoint's token from the run's tokens when the run began.
-        let request = endSession.request(timeout: timeout, token: template.token)
+        let request = endSession.request(timeout: timeout, token: token)
         let number = schedule[slot].number
         do {
             let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }
@@ -171,6 +183,8 @@ package final class CleanupRun {
         {
             // Cut off by the budget, not by the endpoint's own timeout.
             finish(slot, .expired)
+        } else if retriesWithFreshToken(slot, result) {
+            schedule.originAnswered(origin)
         } else {
             switch endSession.template.judge(result) {
             case .ended(let status):
@@ -204,7 +218,7 @@ package final class CleanupRun {
         quietIfIdle()
     }
 
-    private func quietIfIdle() {
+    func quietIfIdle() {
         guard let onQuiet, finished || schedule.inFlight == 0 else { return }
         self.onQuiet = nil
         onQuiet()

@@ -1,4 +1,5 @@
 import Basics
+import Endpoints
 import EventLoop
 import Journal
 import Sessions
@@ -114,6 +115,36 @@ final class RunJournal {
                     JournalField(.budgetUsec, budget.microseconds),
                     JournalField(.timeRemainingUsec, timeRemaining.microseconds),
                 ]))
+    }
+
+    /// A client-credentials grant at `source` gave a token, used for `validity` (of its
+    /// `lifetime`, nil when the provider did not say). Never the token.
+    func tokenObtained(_ source: TokenSource, lifetime: Duration?, validity: Duration) {
+        var text = "Access token obtained from \(source.origin)"
+        if let scope = source.scope { text += " for scope \(scope)" }
+        text +=
+            lifetime.map { ", valid \($0.humanReadable); used for \(validity.humanReadable)" }
+            ?? ", no expiry given; used for \(validity.humanReadable)"
+        var fields =
+            runFields + [JournalField(.tokenOrigin, source.origin), JournalField(.validityUsec, validity.microseconds)]
+        if let scope = source.scope { fields.append(JournalField(.tokenScope, scope)) }
+        journal.record(JournalEntry(.tokenObtained, text, fields))
+    }
+
+    /// A client-credentials grant at `source` gave no token (`failure`); `calls` calls waiting
+    /// for it failed with it.
+    func tokenFailed(_ source: TokenSource, _ failure: TokenReply.Failure, calls: Int) {
+        var fields =
+            runFields + [
+                JournalField(.tokenOrigin, source.origin), JournalField(.error, failure.description),
+                JournalField(.calls, calls),
+            ]
+        if let scope = source.scope { fields.append(JournalField(.tokenScope, scope)) }
+        journal.record(
+            JournalEntry(
+                .tokenFailed,
+                "No access token from \(source.origin): \(failure.cause); \(HumanText.count(calls, "call")) waiting for it failed",
+                fields))
     }
 
     /// Writes every group of ended calls still waiting.

@@ -47,6 +47,9 @@ final class RunCoordinator {
     private var endRequests: [EndRequest] = []
     /// The HTTPS origins' HTTP versions, remembered across runs and restarts.
     private let httpVersions: HTTPVersionMemory
+    /// Access tokens obtained for `TokenURL=` endpoints, shared by every run of this process
+    /// (memory only: never written, gone with the process).
+    private let tokenCache: TokenCache
 
     init(
         loop: EventLoop, journal: any JournalSink, committer: StoreCommitter, configuration: ActiveConfiguration,
@@ -58,6 +61,7 @@ final class RunCoordinator {
         self.configuration = configuration
         self.credentialsDirectory = credentialsDirectory
         httpVersions = HTTPVersionMemory(store: committer.store, journal: journal)
+        tokenCache = TokenCache(clock: loop.clock)
     }
 
     /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
@@ -218,7 +222,8 @@ final class RunCoordinator {
         guard let engine else { return nil }
         let run = CleanupRun(
             id: id, kind: kind, sessions: sessions, endpoints: settings.endpoints, tokens: readTokens(),
-            budget: budget, settings: CleanupRun.Settings(settings.stop), transport: engine, loop: loop,
+            tokenCache: tokenCache, budget: budget, settings: CleanupRun.Settings(settings.stop), transport: engine,
+            loop: loop,
             journal: journal)
         // A stop run drops endpoints that are no longer configured (UnconfiguredEndpoints).
         let configured = kind == .stop ? Set(settings.endpoints.map(\.name)) : nil
