@@ -60,7 +60,25 @@ Behaviour, chosen by the prefix of the session key
                 authenticated as --client-auth says: basic (RFC 6749 §2.3.1: Basic, each part
                 form-urldecoded after base64), basic-raw (Basic, parts as they are) or post
                 (client_id and client_secret fields of a form body); else 401.
+  bearer-…      200 success only if "Authorization: Bearer <token>" carries a token this server's
+                token endpoint issued (below), not expired and not revoked; else 401.
   anything else 200 {"success": true}
+
+Token endpoint (OAuth 2.0 client-credentials grant, RFC 6749 §4.4), for TokenURL= tests
+---------------------------------------------------------------------------------------
+  POST /token          grant_type=client_credentials; the client must authenticate as
+                       --client-file / --client-auth say (else 401 {"error":"invalid_client"});
+                       with --token-scope the scope must be exactly that (else 400
+                       invalid_scope).  Answers {"access_token": "at-<n>-<random>",
+                       "token_type": "Bearer", "expires_in": --token-expires-in}.
+  POST /token/deny     always 401 {"error": "invalid_client"}
+  POST /token/html     200 text/html (not a token reply)
+  POST /_revoke_tokens every token issued so far is refused from now on (bearer-… calls get 401)
+  --token-latency-ms N delays every grant by N ms.
+  --issued-file PATH   every issued token is appended here (one per line), so a test can
+                       search the client's outputs for them.
+  Stats: "grants" (tokens issued), "grant_refusals" (grants answered with an error),
+         "bearer_refusals" (bearer-… calls answered 401).
 --latency-ms N delays every end-session reply by N ms (added to slow<ms>; /_stats and the
 other control endpoints answer at once).
 
@@ -127,7 +145,7 @@ REASONS = {100: "Continue", 200: "OK", 400: "Bad Request", 401: "Unauthorized",
 
 # Checked in order; "hugechunked" must come before "huge".
 PREFIXES = ("ok", "no", "flaky", "busy", "hang", "reset", "badjson", "hugechunked",
-            "huge", "gone", "auth", "client")
+            "huge", "gone", "auth", "client", "bearer")
 SLOW_RE = re.compile(r"slow(\d+)-")
 AMBIGUOUS_RE = re.compile(r"ambiguous(\d+)-")
 # Replies an outside review found counted as "ended": each must leave the session kept.
@@ -284,6 +302,9 @@ class Stats:
         self.per_key = {}        # hash -> {"calls", "successes", "behaviour"}
         self.abandoned = set()
         self.max_in_flight = getattr(self, "in_flight", 0)
+        self.grants = 0
+        self.grant_refusals = 0
+        self.bearer_refusals = 0
 
     def snapshot(self):
         ended = sorted(h for h, v in self.per_key.items() if v["successes"] > 0)
@@ -297,6 +318,9 @@ class Stats:
             "open_connections": self.open_connections,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
+            "grants": self.grants,
+            "grant_refusals": self.grant_refusals,
+            "bearer_refusals": self.bearer_refusals,
         }
         if self.expected is not None:
             succ = {h: self.per_key.get(h, {}).get("successes", 0) for h in self.expected}
@@ -337,6 +361,7 @@ class Server:
         if args.expect_keys:
             with open(args.expect_keys) as f:
                 self.stats.expected = {key_hash(l.strip()) for l in f if l.strip()}
+        self.issued = {}  # token -> expiry (time.monotonic())
         self.log = open(args.log, "a", buffering=1) if args.log else None
         self.tls = bool(args.tls_cert)
 
@@ -441,8 +466,58 @@ class Server:
         await writer.drain()
         return "keep" if keep else "close"
 
+    async def grant(self, req, writer, keep, path):
+        """The token endpoint (see the module doc)."""
+        st = self.stats
+        if self.args.token_latency_ms:
+            await asyncio.sleep(self.args.token_latency_ms / 1000.0)
+        fields = dict(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
+        error = None
+        if path == "/token/html":
+            body = b"<html><body>Sign in</body></html>"
+            writer.write(response_head(200, len(body), keep, (), content_type="text/html") + body)
+            await writer.drain()
+            st.grant_refusals += 1
+            return "keep" if keep else "close"
+        if path == "/token/deny" or not self.client_authenticated(req):
+            status, error = 401, "invalid_client"
+        elif req.method != "POST" or fields.get("grant_type") != "client_credentials":
+            status, error = 400, "unsupported_grant_type"
+        elif self.args.token_scope is not None and fields.get("scope") != self.args.token_scope:
+            status, error = 400, "invalid_scope"
+        if error:
+            st.grant_refusals += 1
+            extra = ('WWW-Authenticate: Basic realm="token"',) if status == 401 else ()
+            body = json.dumps({"error": error, "error_description": "refused by the test server"}).encode()
+            writer.write(response_head(status, len(body), keep, extra) + body)
+            await writer.drain()
+            return "keep" if keep else "close"
+        st.grants += 1
+        token = "at-%d-%s" % (st.grants, os.urandom(12).hex())
+        self.issued[token] = time.monotonic() + self.args.token_expires_in
+        if self.args.issued_file:
+            with open(self.args.issued_file, "a") as f:
+                f.write(token + "\n")
+        return await self.send_json(
+            writer, 200,
+            {"access_token": token, "token_type": "Bearer", "expires_in": self.args.token_expires_in}, keep)
+
+    def bearer_valid(self, req):
+        header = req.headers.get("authorization", "")
+        if not header.startswith("Bearer "):
+            return False
+        expiry = self.issued.get(header[len("Bearer "):])
+        return expiry is not None and time.monotonic() < expiry
+
     async def dispatch(self, req, reader, writer, conn_id, seq, keep):
         path, _, query = req.target.partition("?")
+        if path in ("/token", "/token/deny", "/token/html"):
+            self.log_request(conn_id, seq, req, path, query, None, "token", None)
+            return await self.grant(req, writer, keep, path)
+        if path == "/_revoke_tokens" and req.method == "POST":
+            self.log_request(conn_id, seq, req, path, query, None, "control", 200)
+            self.issued = {}
+            return await self.send_json(writer, 200, {"revoked": True}, keep)
         if path in ("/_stats", "/_reset", "/_expect"):
             self.log_request(conn_id, seq, req, path, query, None, "control", 200)
             if path == "/_stats" and req.method == "GET":
@@ -518,6 +593,11 @@ class Server:
             if self.token is None or not hmac.compare_digest(got.encode(), ("Bearer " + self.token).encode()):
                 status, body, success = 401, b'{"success": false, "error": "unauthorized"}', False
                 extra = ('WWW-Authenticate: Bearer realm="endsession"',)
+        elif behaviour == "bearer":
+            if not self.bearer_valid(req):
+                st.bearer_refusals += 1
+                status, body, success = 401, b'{"success": false, "error": "invalid_token"}', False
+                extra = ('WWW-Authenticate: Bearer error="invalid_token"',)
         elif behaviour == "client":
             if not self.client_authenticated(req):
                 status, body, success = 401, b'{"success": false, "error": "unauthorized client"}', False
@@ -595,6 +675,10 @@ def parse_args(argv):
     p.add_argument("--client-auth", choices=("basic", "basic-raw", "post"), default="basic",
                    help="how client- calls must authenticate the client")
     p.add_argument("--latency-ms", type=int, default=0, help="delay before every end-session reply")
+    p.add_argument("--token-expires-in", type=int, default=300, help="expires_in of the tokens /token issues")
+    p.add_argument("--token-scope", help="the scope /token requires (exactly)")
+    p.add_argument("--token-latency-ms", type=int, default=0, help="delay before every grant's reply")
+    p.add_argument("--issued-file", help="append every issued access token here")
     p.add_argument("--log", help="append one JSON line per request")
     p.add_argument("--stats-file", help="write stats JSON here on exit / SIGTERM / SIGUSR1")
     p.add_argument("--expect-keys", help="file with one session key per line that should get ended")

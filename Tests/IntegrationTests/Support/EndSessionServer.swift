@@ -19,7 +19,7 @@ final class EndSessionServer: @unchecked Sendable {
 
     init(
         host: String = "127.0.0.1", latencyMilliseconds: Int = 0, certificate: (pem: String, key: String)? = nil,
-        tokenFile: String? = nil, client: (file: String, authentication: String)? = nil
+        tokenFile: String? = nil, client: (file: String, authentication: String)? = nil, options: [String] = []
     ) throws {
         self.host = host
         self.latencyMilliseconds = latencyMilliseconds
@@ -34,6 +34,7 @@ final class EndSessionServer: @unchecked Sendable {
         if let certificate { arguments += ["--tls-cert", certificate.pem, "--tls-key", certificate.key] }
         if let tokenFile { arguments += ["--token-file", tokenFile] }
         if let client { arguments += ["--client-file", client.file, "--client-auth", client.authentication] }
+        arguments += options
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -56,9 +57,12 @@ final class EndSessionServer: @unchecked Sendable {
     }
 
     /// `http://127.0.0.1:PORT/user/{session}/endsession` (https, [::1] as configured).
-    var endSessionURL: String {
+    var endSessionURL: String { origin + "/user/{session}/endsession" }
+
+    /// `http://127.0.0.1:PORT` (https, [::1] as configured).
+    var origin: String {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        return "\(tls ? "https" : "http")://\(authority)/user/{session}/endsession"
+        return "\(tls ? "https" : "http")://\(authority)"
     }
 
     /// The server's own counters (`GET /_stats`), fetched over plain sockets by curl.
