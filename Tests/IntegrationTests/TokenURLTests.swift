@@ -47,14 +47,17 @@ final class TokenURLTests: XCTestCase {
         )
     }
 
-    /// Searches the daemon's stderr, its notify messages so far, `list`, `report` and every file
-    /// of its state directory for every token the server issued and for the client secret.
+    /// Searches the daemon's stderr, its notify messages (`STATUS=` …), `extra` outputs (`list`,
+    /// `status`, `report`) and every file of its state directory for every token the server issued and for the client secret.
     private func assertSecretsNowhere(
         _ setup: Setup, extra: [String] = [], file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let tokens = ((try? String(contentsOfFile: setup.issued, encoding: .utf8)) ?? "").split(separator: "\n")
             .map(String.init)
-        var outputs = [setup.daemon.stderr] + extra
+        // STATUS= and every other notify message the daemon sent (it has exited: all are queued).
+        let notified = setup.daemon.notify.drain(for: 0.2)
+        XCTAssertTrue(notified.contains { $0.contains("STATUS=") }, "\(notified)", file: file, line: line)
+        var outputs = [setup.daemon.stderr] + extra + notified
         let state = setup.daemon.stateDirectory
         for name in (FileManager.default.enumerator(atPath: state)?.allObjects as? [String]) ?? [] {
             if let data = FileManager.default.contents(atPath: state + "/" + name) {
@@ -147,6 +150,8 @@ final class TokenURLTests: XCTestCase {
         _ = try setup.server.stats()
         try revokeTokens(setup.server)
         let report = try BuiltBinary.run(["report", "--socket", setup.daemon.socketPath, "--json"])
+        let status = try BuiltBinary.run(["status", "--socket", setup.daemon.socketPath])
+        XCTAssertEqual(status.status, 0, status.err)
         setup.daemon.signal(SIGTERM)
         XCTAssertEqual(setup.daemon.waitForExit(timeout: 15), 0, setup.daemon.stderr)
         let counts = try stats(setup)
@@ -154,7 +159,7 @@ final class TokenURLTests: XCTestCase {
         XCTAssertEqual(counts.bearerRefusals, 2)
         XCTAssertEqual(
             JournalLines.callOutcomes(setup.daemon.stderr).values.filter { $0["OUTCOME"] == "ended" }.count, 5)
-        try assertSecretsNowhere(setup, extra: [first.out, first.err, listed.out, report.out, report.err])
+        try assertSecretsNowhere(setup, extra: [first.out, first.err, listed.out, report.out, report.err, status.out])
     }
 
     func testAnExpiredTokenIsNotUsedAgain() throws {
