@@ -40,7 +40,12 @@ struct CallSchedule {
     // MARK: Taking calls
 
     /// Whether another request may go in flight.
-    var hasRoom: Bool { inFlight < maxConcurrent }
+    var hasRoom: Bool { hasRoom(waiting: 0) }
+
+    /// Whether another call may be taken, with `waiting` calls parked for an access token
+    /// (``TokenGate``) counted as in flight: they go as soon as the token comes, and a slow
+    /// grant must not draw the whole line into slots.
+    func hasRoom(waiting: Int) -> Bool { inFlight + waiting < maxConcurrent }
 
     /// Whether a call under way is ready to go again.
     var hasReady: Bool { !ready.isEmpty }

@@ -126,7 +126,7 @@ package final class CleanupRun {
 
     /// Starts the next calls while there is room, the budget allows, and calls are left.
     func pump() {
-        while !finished && !windingDown && schedule.hasRoom, let slot = schedule.next() {
+        while !finished && !windingDown && schedule.hasRoom(waiting: tokenGate.parked), let slot = schedule.next() {
             guard case .queued = schedule[slot].state else { continue }
             let endSession = schedule[slot].endSession
             if !budget.allowsNewRequest {

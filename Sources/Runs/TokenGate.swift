@@ -29,6 +29,8 @@ struct TokenGate {
     }
 
     private var sources: [TokenSource: State] = [:]
+    /// Calls parked for a token, every source together: the run counts them as in flight.
+    private(set) var parked = 0
 
     /// Whether the call in `slot` may go now with a token of `source` from `cache`.
     mutating func admit(_ slot: Int, source: TokenSource, cache: TokenCache) -> Admission {
@@ -36,12 +38,16 @@ struct TokenGate {
         case .failed(let cause)?:
             return .refuse(cause: cause)
         case .obtaining(let transfer, var parked)?:
-            if !parked.contains(slot) { parked.append(slot) }
+            if !parked.contains(slot) {
+                parked.append(slot)
+                self.parked += 1
+            }
             sources[source] = .obtaining(transfer: transfer, parked: parked)
             return .park
         case nil:
             if let cached = cache.token(for: source) { return .go(cached.token, generation: cached.generation) }
             sources[source] = .obtaining(transfer: nil, parked: [slot])
+            parked += 1
             return .obtain
         }
     }
@@ -56,6 +62,7 @@ struct TokenGate {
     mutating func obtained(_ source: TokenSource) -> [Int] {
         guard case .obtaining(_, let parked)? = sources[source] else { return [] }
         sources[source] = nil
+        self.parked -= parked.count
         return parked
     }
 
@@ -64,6 +71,7 @@ struct TokenGate {
     mutating func failed(_ source: TokenSource, cause: String) -> [Int] {
         guard case .obtaining(_, let parked)? = sources[source] else { return [] }
         sources[source] = .failed(cause: cause)
+        self.parked -= parked.count
         return parked
     }
 
@@ -72,6 +80,7 @@ struct TokenGate {
     mutating func notMade(_ source: TokenSource) -> [Int] {
         guard case .obtaining(_, let parked)? = sources[source] else { return [] }
         sources[source] = nil
+        self.parked -= parked.count
         return parked
     }
 
