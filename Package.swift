@@ -35,7 +35,9 @@ let strict: [SwiftSetting] = [
 
 /// The fuzz targets (`Fuzz/Targets/NAME`, run by `scripts/fuzz.sh`): each is an executable
 /// `fuzz-NAME` holding a libFuzzer entry point. Add a name here and its folder to add one.
-let fuzzTargets = ["configuration", "control-request", "http-versions", "reply-judge", "store", "store-load"]
+let fuzzTargets = [
+    "configuration", "control-request", "http-versions", "reply-judge", "store", "store-load", "token-reply",
+]
 
 /// A Swift target under `Sources/NAME` with the strict settings.
 func library(_ name: String, _ dependencies: [Target.Dependency]) -> Target {

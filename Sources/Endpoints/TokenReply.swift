@@ -5,8 +5,8 @@ import Vocabulary
 /// a JSON object (``StrictJSON``) whose `access_token` is a non-empty string of printable ASCII,
 /// whose `token_type` is `Bearer` (in any case), and whose `expires_in`, if present, is a
 /// non-negative number of seconds. Anything else is a ``Failure`` naming what was wrong and
-/// where — never the token, the body or the client's secret; an error reply's `error` code
-/// (RFC 6749 §5.2, `invalid_client` …) is named when it is made of the characters the RFC allows.
+/// where — never the token, the body or the client's secret: nothing of the reply is repeated
+/// but an error reply's `error` code when it is one the RFCs define (``knownErrorCodes``).
 package enum TokenReply {
     /// Reply bytes kept at most: a token reply is small; a bigger one is cut and refused.
     package static let maxBytes = 64 * 1024
@@ -86,12 +86,19 @@ package enum TokenReply {
         return .success(AccessToken(value: token, lifetime: lifetime))
     }
 
-    /// The `error` member of a JSON error reply, when it is an RFC 6749 §5.2 code (printable
-    /// ASCII without `"` and `\`, at most 64 characters); nil otherwise.
+    /// The error codes a token endpoint's error reply may carry (RFC 6749 §5.2, and §4.1.2.1's
+    /// that some providers use at the token endpoint too, RFC 8707's `invalid_target`): the only
+    /// text of a reply a failure repeats — a known word, so nothing a server echoes (a secret
+    /// included) can reach the journal through it.
+    package static let knownErrorCodes: Set<String> = [
+        "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type",
+        "invalid_scope", "access_denied", "server_error", "temporarily_unavailable", "invalid_target",
+    ]
+
+    /// The `error` member of a JSON error reply, when it is one of ``knownErrorCodes``; nil otherwise.
     static func errorCode(in body: [UInt8]) -> String? {
         guard let document = try? StrictJSON.parse(body, maxDepth: 8), case .string(let code)? = document["error"],
-            !code.isEmpty, code.utf8.count <= 64,
-            code.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C })
+            knownErrorCodes.contains(code)
         else { return nil }
         return code
     }

@@ -67,9 +67,10 @@ final class TokenReplyTests: XCTestCase {
             cause(401, #"{"error":"invalid_client","error_description":"bad secret s3cret"}"#),
             "token-failed: 401 from https://idp.example:443 (invalid_client)")
         XCTAssertEqual(cause(400, "not json"), "token-failed: 400 from https://idp.example:443")
-        // An error member that is not an RFC 6749 code is not repeated.
+        // An error member that is not a code the RFCs define is not repeated: a server may echo anything.
         XCTAssertEqual(
             cause(400, #"{"error":"line\nbreak \"quoted\""}"#), "token-failed: 400 from https://idp.example:443")
+        XCTAssertEqual(cause(403, #"{"error":"secret-token"}"#), "token-failed: 403 from https://idp.example:443")
     }
 
     func testATruncatedReplyIsRefused() {
