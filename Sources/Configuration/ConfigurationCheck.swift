@@ -1,5 +1,6 @@
 import Basics
 import Glibc
+import Vocabulary
 
 /// What `check-config` checks beyond the files' own meaning: that what the configuration names
 /// exists on this host and is usable by the service, so a mistake shows now and not at the
@@ -9,7 +10,9 @@ import Glibc
 ///   certificates (each block's base64 decodes to a DER sequence);
 /// - `SocketGroup=` names a group that exists (it is used when the daemon makes its own socket);
 /// - warnings: a `BudgetSec=` long enough to hold up every shutdown noticeably; a service user
-///   that does not exist (the files' readability could not be checked for it).
+///   that does not exist (the files' readability could not be checked for it); a `TokenURL=`
+///   over plain `http` to a host that is not loopback (the client secret would cross the network
+///   unencrypted).
 package enum ConfigurationCheck {
     /// The user the packaged service runs as (`systemd/session-cleanup.sysusers`).
     package static let serviceUser = "session-cleanup"
@@ -55,6 +58,17 @@ package enum ConfigurationCheck {
                 )
             }
         }
+        for endpoint in configuration.endpoints {
+            guard let url = endpoint.tokenURL, let origin = HTTPOrigin(url: url), !origin.isTLS,
+                !isLoopback(origin.host)
+            else { continue }
+            let (file, line) = at("Endpoint.\(endpoint.name).TokenURL")
+            findings.warnings.append(
+                ConfigurationProblem(
+                    file: file, line: line,
+                    "TokenURL= of [Endpoint] '\(endpoint.name)' is plain http to \(origin.host): the client's secret "
+                        + "and the access token would cross the network unencrypted; use https"))
+        }
         let group = configuration.control.socketGroup
         if !group.isEmpty {
             do {
@@ -92,6 +106,12 @@ package enum ConfigurationCheck {
             return "user '\(serviceUser)' cannot read it (\(reason))"
         }
         return PEMCertificates.problem(in: bytes)
+    }
+
+    /// Whether `host` (as ``HTTPOrigin`` writes it) is this machine: `localhost`, 127.0.0.0/8 or `[::1]`.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]"
+            || (host.hasPrefix("127.") && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
     }
 }
 

@@ -54,4 +54,21 @@ final class TokenURLConfigurationTests: XCTestCase {
         let bearer = refusal("ClientCredential=c\nTokenCredential=t\nTokenURL=https://idp.example/token\n")
         XCTAssertTrue(bearer?.contains("choose one") ?? false, bearer ?? "accepted")
     }
+
+    func testCheckConfigWarnsAboutATokenURLOverPlainHTTPOffThisMachine() throws {
+        func warnings(_ url: String) throws -> [String] {
+            let text =
+                "[Endpoint]\nName=admin\nURL=https://idp.example/admin/{session}\nClientCredential=c\nTokenURL=\(url)\n"
+            let configuration = try ConfigurationLoader.load(files: [("t.conf", Array(text.utf8))])
+            return ConfigurationCheck.check(configuration, serviceUser: nil).warnings.map(\.description)
+        }
+        let plain = try warnings("http://idp.example/token")
+        XCTAssertEqual(plain.count, 1)
+        XCTAssertTrue(plain.first?.contains("TokenURL= of [Endpoint] 'admin' is plain http to idp.example") ?? false)
+        XCTAssertEqual(try warnings("https://idp.example/token"), [])
+        XCTAssertEqual(try warnings("http://127.0.0.1:8080/token"), [])
+        XCTAssertEqual(try warnings("http://[::1]:8080/token"), [])
+        XCTAssertEqual(try warnings("http://localhost/token"), [])
+        XCTAssertEqual(try warnings("http://127.example.com/token").count, 1, "a name, not an address")
+    }
 }
