@@ -452,7 +452,7 @@ extension JournalEvent {
         "token-failed", id: "262f9f262b474c00b0538a65b55d85c1", .error, subject: "No access token: calls failed",
         """
         The client-credentials grant at @TOKEN_ORIGIN@ (TokenURL=) gave no access token: @ERROR@
-        The @CALLS@ calls waiting for it failed at once, like calls to a host that cannot be
+        The @CALLS_WAITING@ calls waiting for it failed at once, like calls to a host that cannot be
         reached, and later calls of the run needing it fail too; their sessions are kept and
         ended after the next start. A 401 or invalid_client: check the client credential
         (ClientCredential=) and ClientAuthentication=; invalid_scope: TokenScope=.

@@ -131,6 +131,9 @@ package struct JournalField: Sendable, Equatable {
         package static let tokenOrigin = Name(constant: "TOKEN_ORIGIN")
         /// `TOKEN_SCOPE`: the scope a token was asked for (`TokenScope=`).
         package static let tokenScope = Name(constant: "TOKEN_SCOPE")
+        /// `CALLS_WAITING`: the calls that were waiting for an access token when its grant failed
+        /// (not `CALLS=`: those of a run's call entries add up to its calls).
+        package static let callsWaiting = Name(constant: "CALLS_WAITING")
         /// `VALIDITY_USEC`: how long an access token is used before a new one is asked for.
         package static let validityUsec = Name(constant: "VALIDITY_USEC")
 
@@ -141,7 +144,7 @@ package struct JournalField: Sendable, Equatable {
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
             callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
             queryUsec, checkUsec, runID, calls, callsTotal, journalEntries, journalDropped, sessionsRegistered,
-            sessionsUnregistered, notifyState, tokenOrigin, tokenScope, validityUsec,
+            sessionsUnregistered, notifyState, tokenOrigin, tokenScope, callsWaiting, validityUsec,
         ]
     }
 

@@ -137,7 +137,7 @@ final class RunJournal {
         var fields =
             runFields + [
                 JournalField(.tokenOrigin, source.origin), JournalField(.error, failure.description),
-                JournalField(.calls, calls),
+                JournalField(.callsWaiting, calls),
             ]
         if let scope = source.scope { fields.append(JournalField(.tokenScope, scope)) }
         journal.record(

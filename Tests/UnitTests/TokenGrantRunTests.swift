@@ -103,7 +103,7 @@ final class TokenGrantRunTests: XCTestCase {
         let failed = journal.entries(event: "token-failed")
         XCTAssertEqual(failed.count, 1, "one entry for the grant, not one per call")
         XCTAssertEqual(
-            failed.first?.fields.first { $0.name == .calls }?.value, "2",
+            failed.first?.fields.first { $0.name == .callsWaiting }?.value, "2",
             "calls waiting for a token count as in flight: two waited, the other three were refused after")
         assertNoSecretJournaled()
     }
