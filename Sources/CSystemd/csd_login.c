@@ -79,12 +79,12 @@ static int on_inhibit(sd_bus_message *reply, void *userdata, sd_bus_error *unuse
     int fd = -1;
     int r = sd_bus_message_read(reply, "h", &fd);
     if (r < 0) {
-        push(login, CSD_LOGIN_INHIBIT_FAILED, -1, 0, r, "Manager.Inhibit: unexpected reply");
+        push(login, CSD_LOGIN_INHIBIT_FAILED, -1, 0, r, "Manager.Inhibit: unexpected reply (%s)", strerror(-r));
         return 0;
     }
     /* The message owns its fd: keep a copy of our own, away from 0-2. */
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (own < 0) push(login, CSD_LOGIN_INHIBIT_FAILED, -1, 0, -errno, "Manager.Inhibit: dup of the lock fd");
+    if (own < 0) push(login, CSD_LOGIN_INHIBIT_FAILED, -1, 0, -errno, "Manager.Inhibit: dup of the lock fd: %s", strerror(errno));
     else push(login, CSD_LOGIN_INHIBITED, own, 0, 0, NULL);
     return 0;
 }
@@ -95,7 +95,9 @@ static int on_delay_max(sd_bus_message *reply, void *userdata, sd_bus_error *unu
     if (pushed_error(login, reply, CSD_LOGIN_DELAY_MAX_FAILED, "Manager.InhibitDelayMaxUSec")) return 0;
     uint64_t usec = 0;
     int r = sd_bus_message_read(reply, "v", "t", &usec);
-    if (r < 0) push(login, CSD_LOGIN_DELAY_MAX_FAILED, -1, 0, r, "Manager.InhibitDelayMaxUSec: unexpected reply");
+    if (r < 0)
+        push(login, CSD_LOGIN_DELAY_MAX_FAILED, -1, 0, r, "Manager.InhibitDelayMaxUSec: unexpected reply (%s)",
+             strerror(-r));
     else push(login, CSD_LOGIN_DELAY_MAX, -1, usec, 0, NULL);
     return 0;
 }

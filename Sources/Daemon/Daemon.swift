@@ -193,7 +193,13 @@ package final class Daemon {
         }
         sleep.beginSleepRun = { [weak runs] budget, finished in
             guard let runs else { return finished() }
-            runs.endInBackground(store.sessions { _ in true }, kind: .sleep, budget: budget) { _ in finished() }
+            runs.endInBackground(store.sessions { _ in true }, kind: .sleep, budget: budget) { _ in
+                // What the run did is made durable before the machine sleeps (a battery may run
+                // out while it does): a brief blocking wait, in logind's margin; the store retries
+                // a failed write after the resume.
+                try? committer.commitNow(timeout: SleepWatch.storeFlushLimit)
+                finished()
+            }
         }
         sleep.retryLeftovers = { [weak runs] in
             let leftovers = store.sessions { $0.lastOutcome != nil }

@@ -248,9 +248,10 @@ extension JournalEvent {
         [Sleep] EndSessions=yes asks for a logind delay lock for sleep, but: @ERROR@
         Until the lock is held, the machine may sleep with every session open (they are still
         ended at the daemon's stop). logind must run and the system bus be reachable
-        (systemctl status systemd-logind dbus); polkit must allow
-        org.freedesktop.login1.inhibit-delay-sleep for the service's user (allowed by default).
-        The daemon tries again after the next resume and at every reload.
+        (systemctl status systemd-logind dbus). AccessDenied: logind asks polkit, and without
+        polkit (Debian: apt install polkitd) it grants delay locks to root only; polkit's default
+        allows org.freedesktop.login1.inhibit-delay-sleep to every user. The daemon tries again
+        after the next resume and at every reload.
         """)
 
     /// The machine is about to sleep: the sleep run begins (or there is nothing to end).

@@ -119,15 +119,14 @@ package final class LoginConnection {
 
     private static func translate(_ event: inout csd_login_event) -> LoginEvent {
         let text = withUnsafeBytes(of: &event.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let described = event.error < 0 ? "\(text) (\(Errno(-event.error)))" : text
         switch Int(event.kind) {
         case Int(CSD_LOGIN_PREPARE_FOR_SLEEP): return .prepareForSleep(event.value != 0)
         case Int(CSD_LOGIN_INHIBITED): return .inhibited(fd: event.fd)
-        case Int(CSD_LOGIN_INHIBIT_FAILED): return .inhibitFailed(described)
+        case Int(CSD_LOGIN_INHIBIT_FAILED): return .inhibitFailed(text)
         case Int(CSD_LOGIN_DELAY_MAX): return .delayMax(.microseconds(Int64(clamping: event.value)))
-        case Int(CSD_LOGIN_DELAY_MAX_FAILED): return .delayMaxFailed(described)
-        case Int(CSD_LOGIN_SUBSCRIBE_FAILED): return .subscribeFailed(described)
-        default: return .disconnected(described)
+        case Int(CSD_LOGIN_DELAY_MAX_FAILED): return .delayMaxFailed(text)
+        case Int(CSD_LOGIN_SUBSCRIBE_FAILED): return .subscribeFailed(text)
+        default: return .disconnected(text)
         }
     }
 }

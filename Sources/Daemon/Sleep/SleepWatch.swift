@@ -18,6 +18,9 @@ final class SleepWatch {
     static let who = "session-cleanup"
     /// Why, as `systemd-inhibit --list` shows it.
     static let why = "Ending registered sessions before sleep"
+    /// How long the store may take to make the sleep run's results durable before the lock goes
+    /// (within the budget's margin).
+    static let storeFlushLimit: Duration = .milliseconds(500)
     /// How long after the resume the leftover run begins.
     static let resumeRetryDelay: Duration = .seconds(5)
 
