@@ -9,7 +9,8 @@ import PackageDescription
 ///
 /// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
 ///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
-///   signal mask before main), `CEpoll` (epoll's header), `CVersion` (a package build's version).
+///   signal mask before main), `CEpoll` (epoll's header), `CProcessSecrecy` (no core dumps of
+///   the daemon's memory, which holds keys), `CVersion` (a package build's version).
 /// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
 ///   people. `JSON`: the strict reader and the writer.
 /// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
@@ -57,6 +58,11 @@ let package = Package(
             name: "CEarlySignals",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
         ),
+        // The daemon kept out of core dumps (prctl, which Swift cannot call: it is variadic).
+        .target(
+            name: "CProcessSecrecy",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         .target(
             name: "CCurl",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
@@ -87,8 +93,8 @@ let package = Package(
         library(
             "Daemon",
             [
-                "CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Runs", "Control", "Systemd", "Metrics",
+                "CSystemd", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary",
+                "Configuration", "Journal", "HTTPEngine", "Runs", "Control", "Systemd", "Metrics",
             ]),
         .executableTarget(
             name: "session-cleanup",
@@ -121,8 +127,8 @@ let package = Package(
         .testTarget(
             name: "UnitTests",
             dependencies: [
-                "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
+                "CCurl", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration",
+                "Journal", "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
             ],
             swiftSettings: strict
         ),

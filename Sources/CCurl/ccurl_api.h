@@ -38,7 +38,8 @@
     X(free)                \
     X(getdate)             \
     X(slist_append)        \
-    X(slist_free_all)
+    X(slist_free_all)      \
+    X(version_info)
 
 struct ccurl_api_table {
 #define CCURL_FIELD(name) __typeof__(&curl_##name) name;

@@ -128,6 +128,11 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var body: String?
     /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
     package var tokenCredential: String?
+    /// `ClientCredential=`: a systemd credential holding `client_id:client_secret`, sent as
+    /// ``clientAuthentication`` says.
+    package var clientCredential: String?
+    /// `ClientAuthentication=`: how ``clientCredential`` is sent; HTTP Basic by default.
+    package var clientAuthentication: ClientAuthentication = .basic
     /// `CAFile=`: a private CA bundle to verify the server against.
     package var caFile: String?
     /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;

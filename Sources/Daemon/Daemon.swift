@@ -119,9 +119,13 @@ package final class Daemon {
             JournalEntry(
                 .started, "session-cleanup \(SessionCleanupVersion.string) starting",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
+        try CoreDumpExclusion.apply()  // before the store brings its keys into memory
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
-        try InterruptedStopRun.recover(committer, journal: journal)
+        if committer.store.readOnlyCause == nil {
+            try InterruptedStopRun.recover(committer, journal: journal)
+            InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        }
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
         let runs = RunCoordinator(
@@ -223,7 +227,10 @@ package final class Daemon {
     /// `STATUS=` while running: sessions, endpoints, budget.
     var readyStatus: String {
         let settings = configuration.current
-        return "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+        let degraded =
+            started?.committer.store.readOnlyCause == nil
+            ? "" : "Degraded (state directory read-only, nothing new accepted): "
+        return degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
             + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
             + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
     }

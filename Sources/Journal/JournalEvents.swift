@@ -73,6 +73,20 @@ extension JournalEvent {
         the state directory (/var/lib/session-cleanup).
         """)
 
+    /// The state directory cannot be written: the daemon runs degraded.
+    package static let storeReadOnly = JournalEvent(
+        "store-read-only", id: "3a0fa04cdf1f420bba4f984a779f8327", .error,
+        subject: "The state directory cannot be written: running degraded",
+        """
+        The state directory could not be opened for writing: @ERROR@
+        Rather than refusing to start (which would leave the stored sessions without a daemon to
+        end them), session-cleanup runs degraded: it loaded the @SESSIONS_TOTAL@ stored sessions,
+        refuses every registration and unregistration with an error saying why, and still ends the
+        stored sessions at the stop (their results are not saved: those it could not end are
+        ended again at the next stop). STATUS= and `session-cleanup status` say so too. Make the
+        file system holding the state directory writable again and restart the service.
+        """)
+
     /// The store rewrote itself from memory after a failed write: changes are saved again.
     package static let storeRecovered = JournalEvent(
         "store-recovered", id: "d4d0f6711c014316bc87bf62c7202acf", .notice,
@@ -495,7 +509,7 @@ extension JournalEvent {
 
     /// Every kind, in catalog order.
     package static let all: [JournalEvent] = [
-        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeWriteFailed, storeRecovered,
+        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed, storeRecovered,
         storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,

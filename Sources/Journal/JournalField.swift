@@ -55,6 +55,8 @@ package struct JournalField: Sendable, Equatable {
         package static let configFile = Name(constant: "CONFIG_FILE")
         /// `ERROR`: a cause, never containing secrets.
         package static let error = Name(constant: "ERROR")
+        /// `FAILURES`: how many failures one coalesced entry stands for.
+        package static let failures = Name(constant: "FAILURES")
         /// `ERRNO`: the errno of a failed call (journald's own convention).
         package static let errno = Name(constant: "ERRNO")
         /// `SESSION_ID`: a session's non-secret id.

@@ -53,6 +53,11 @@ package final class CleanupRun {
     @exclusivity(unchecked) var finished = false
     /// The expiry and progress timers.
     var timers = RunTimers()
+    /// Set by ``windDown(then:)``: no call starts any more, and this runs once no request is
+    /// under way.
+    private var onQuiet: (() -> Void)?
+    /// Whether ``windDown(then:)`` was called: no call starts any more.
+    private var windingDown = false
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -114,7 +119,7 @@ package final class CleanupRun {
 
     /// Starts the next calls while there is room, the budget allows, and calls are left.
     private func pump() {
-        while !finished && schedule.hasRoom, let slot = schedule.next() {
+        while !finished && !windingDown && schedule.hasRoom, let slot = schedule.next() {
             guard case .queued = schedule[slot].state else { continue }
             let endSession = schedule[slot].endSession
             if !budget.allowsNewRequest {
@@ -183,6 +188,26 @@ package final class CleanupRun {
         }
         pump()
         finishIfDone()
+        quietIfIdle()
+    }
+
+    // MARK: Winding down
+
+    /// Before a hand-over to a restarted daemon: starts no call any more (neither from the line
+    /// nor a retry) and runs `then` once no request is under way — at once if none is. The
+    /// requests under way finish and are recorded as usual, so the next process does not call
+    /// them again; the owner abandons the run afterwards (``abandon()``), at the latest when its
+    /// own deadline passes.
+    package func windDown(then: @escaping () -> Void) {
+        windingDown = true
+        onQuiet = then
+        quietIfIdle()
+    }
+
+    private func quietIfIdle() {
+        guard let onQuiet, finished || schedule.inFlight == 0 else { return }
+        self.onQuiet = nil
+        onQuiet()
     }
 
     /// After a retryable failure: the call in `slot` waits to retry, or ends with that failure.
@@ -259,6 +284,7 @@ package final class CleanupRun {
         let completion = self.completion
         self.completion = nil
         completion?(report)
+        quietIfIdle()
     }
 
     // MARK: Progress

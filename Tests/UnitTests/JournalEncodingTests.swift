@@ -90,4 +90,20 @@ final class JournalEncodingTests: XCTestCase {
             text(JournalEncoding.line(entry, dropped: 0)),
             "<4>Session x failed [SESSION_CLEANUP_EVENT=call-finished ERROR=two\\nlines OUTCOME=failed]\n")
     }
+
+    func testANativeEntryJournaldRefusedIsWrittenAsTheSameLineItsEntryMakes() {
+        let id = SessionID(rawValue: 0x0123_4567_89ab_cdef)
+        let entries = [
+            JournalEntry(.stopBegun, "SIGTERM received", [JournalField(.signal, "SIGTERM")]),
+            JournalEntry(.reloadFailed, "two\nlines", [JournalField(.error, "a\nb=c"), JournalField(.sessionID, id)]),
+            JournalEntry(.callFinished, String(repeating: "x", count: 70_000)),
+        ]
+        for entry in entries {
+            for dropped in [0, 3] {
+                let native = JournalEncoding.native(entry, identifier: "session-cleanup", dropped: dropped)
+                XCTAssertEqual(
+                    text(JournalEncoding.line(fromNative: native)), text(JournalEncoding.line(entry, dropped: dropped)))
+            }
+        }
+    }
 }

@@ -72,6 +72,11 @@ const char *ccurl_load_error(void);
  * call's, every time), or CURLE_FAILED_INIT without calling it when libcurl is not loaded. */
 CURLcode ccurl_global_init(void);
 
+/* The loaded libcurl's version as CURLVERSION_NOW's version_num (0xXXYYZZ: major, minor,
+ * patch), from curl_version_info at run time (not the headers'), or 0 when libcurl is not
+ * loaded. */
+unsigned int ccurl_runtime_version(void);
+
 /* ---- Plain libcurl calls: each calls the libcurl function of the same name. --------------- */
 
 /* NULL when libcurl is not loaded. */
