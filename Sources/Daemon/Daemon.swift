@@ -165,6 +165,7 @@ package final class Daemon {
             metrics?.runFinished(RunMetrics(report, finishedAt: wallClockMicroseconds(), journalDropped: 0))
         }
         let sleep = makeSleepWatch(committer: committer, runs: runs)
+        requests.sleepLock = { [weak sleep] in sleep?.statusText }
         started = Started(
             committer: committer, runs: runs, requests: requests, controlServer: controlServer,
             activatedSocket: activated, statusLine: statusLine, metrics: metrics, sleep: sleep)

@@ -40,7 +40,7 @@ package final class LoginConnection {
         var opened: OpaquePointer?
         let result = csd_login_open(address, &opened, &step, step.count)
         guard result == 0, let opened else {
-            throw SystemCallError("logind", terminatedString(step), negativeErrno: result)
+            throw SystemCallError("logind: " + terminatedString(step), negativeErrno: result)
         }
         login = opened
         fd = csd_login_fd(opened)
@@ -60,19 +60,19 @@ package final class LoginConnection {
     /// --list` shows them; the answer is an ``LoginEvent/inhibited(fd:)`` or
     /// ``LoginEvent/inhibitFailed(_:)``.
     package func inhibitSleep(who: String, why: String, mode: String = "delay") throws {
-        guard let login else { throw SystemCallError("logind", "Inhibit: not connected", errno: ENOTCONN) }
+        guard let login else { throw SystemCallError("logind: Inhibit", errno: ENOTCONN) }
         let result = csd_login_inhibit(login, "sleep", who, why, mode)
-        guard result >= 0 else { throw SystemCallError("logind", "Inhibit: cannot send", negativeErrno: result) }
+        guard result >= 0 else { throw SystemCallError("logind: Inhibit", negativeErrno: result) }
         process()
     }
 
     /// Asks for `InhibitDelayMaxUSec`; the answer is a ``LoginEvent/delayMax(_:)`` or
     /// ``LoginEvent/delayMaxFailed(_:)``.
     package func askDelayMax() throws {
-        guard let login else { throw SystemCallError("logind", "InhibitDelayMaxUSec: not connected", errno: ENOTCONN) }
+        guard let login else { throw SystemCallError("logind: InhibitDelayMaxUSec", errno: ENOTCONN) }
         let result = csd_login_ask_delay_max(login)
         guard result >= 0 else {
-            throw SystemCallError("logind", "InhibitDelayMaxUSec: cannot send", negativeErrno: result)
+            throw SystemCallError("logind: InhibitDelayMaxUSec", negativeErrno: result)
         }
         process()
     }

@@ -67,6 +67,13 @@ final class SleepLockTests: XCTestCase {
         }
     }
 
+    /// What `status` says on its "sleep lock:" line.
+    private func sleepLockLine(_ status: String) -> String? {
+        status.split(separator: "\n").first { $0.hasPrefix("sleep lock:") }.map {
+            $0.dropFirst("sleep lock:".count).trimmingCharacters(in: .whitespaces)
+        }
+    }
+
     private func register(_ key: String, at daemon: DaemonProcess) throws {
         let registered = try BuiltBinary.run(
             ["register", "--endpoint", "auth", "--socket", daemon.socketPath], stdin: key + "\n")
@@ -82,6 +89,8 @@ final class SleepLockTests: XCTestCase {
         XCTAssertNotNil(daemon.waitUntilReady())
         XCTAssertTrue(logind.waitFor("inhibit 1 sleep session-cleanup delay", timeout: 5), "\(logind.events)")
         XCTAssertTrue(logind.events.contains("delay-asked"), "\(logind.events)")
+        let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(sleepLockLine(status.out), "held", status.out + status.err)
         try register("ok-sleep-one", at: daemon)
         try register("no-sleep-two", at: daemon)
 
@@ -161,6 +170,11 @@ final class SleepLockTests: XCTestCase {
             usleep(20_000)
         }
         XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=sleep-lock-failed"), daemon.stderr)
+        let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(
+            sleepLockLine(status.out),
+            "not held: logind: connect to the system bus: No such file or directory (errno 2)",
+            status.out)
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.waitForExit(timeout: 30), 0, daemon.stderr)
     }

@@ -39,6 +39,8 @@ final class SleepWatch {
     private var state = SleepLockState()
     private var connection: LoginConnection?
     private var retryTimer: EventLoop.TimerID?
+    /// Why the lock could not be taken, the last time.
+    private var lastFailure: String?
     /// The lock is being taken again after a resume (journaled as the resume, not again as taken).
     private var retakingAfterResume = false
 
@@ -52,8 +54,18 @@ final class SleepWatch {
         self.sessionCounts = sessionCounts
     }
 
-    /// Where the lock is (tests and `status`).
-    var phase: SleepLockState.Phase { state.phase }
+    /// Where the lock is, for `status` (nil: `EndSessions=no`): `held`, `ending sessions before
+    /// sleep`, … or `not held: ` and logind's answer.
+    var statusText: String? {
+        switch state.phase {
+        case .off: return nil
+        case .taking: return "being taken"
+        case .held: return "held"
+        case .ending: return "ending sessions before sleep"
+        case .asleep: return "released for sleep"
+        case .unavailable: return "not held: " + (lastFailure ?? "logind did not grant it")
+        }
+    }
 
     /// Applies `[Sleep] EndSessions=` (at start and after each reload): takes or drops the lock.
     func configure(endSessions: Bool) {
@@ -97,6 +109,7 @@ final class SleepWatch {
 
     private func lockUnavailable(_ cause: String) {
         guard state.phase != .off, state.phase != .unavailable else { return }
+        lastFailure = cause
         journal.record(
             JournalEntry(
                 .sleepLockFailed, "Cannot hold the sleep lock, sessions are not ended before sleep: \(cause)",
