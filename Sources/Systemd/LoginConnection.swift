@@ -56,6 +56,9 @@ package final class LoginConnection {
 
     deinit { close() }
 
+    /// False once the connection ended (``close()``, or the bus went away).
+    package var isOpen: Bool { login != nil }
+
     /// Asks for a `sleep` lock of `mode` (`delay`), naming `who` and `why` as `systemd-inhibit
     /// --list` shows them; the answer is an ``LoginEvent/inhibited(fd:)`` or
     /// ``LoginEvent/inhibitFailed(_:)``.

@@ -54,6 +54,12 @@ final class SleepLockTests: XCTestCase {
             ((try? String(contentsOfFile: eventsPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
 
+        /// Stops the bus daemon: every connection to it ends.
+        func stopBus() {
+            bus.terminate()
+            bus.waitUntilExit()
+        }
+
         func send(_ command: String) { commands.fileHandleForWriting.write(Data((command + "\n").utf8)) }
 
         /// Waits until `line` is among the events.
@@ -155,6 +161,26 @@ final class SleepLockTests: XCTestCase {
         try (base + "[Sleep]\nEndSessions=no\n").write(toFile: configPath, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         XCTAssertTrue(logind.waitFor("released 1", timeout: 5), "\(logind.events)")
+    }
+
+    func testALostBusIsAWarningAndTheDaemonServesOn() throws {
+        let logind = try FakeLogind()
+        let config =
+            "[Sleep]\nEndSessions=yes\n[Endpoint]\nName=auth\nURL=http://127.0.0.1:9/user/{session}/endsession\n"
+        let daemon = try DaemonProcess(config: config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": logind.address])
+        XCTAssertNotNil(daemon.waitUntilReady())
+        XCTAssertTrue(logind.waitFor("inhibit 1 sleep session-cleanup delay", timeout: 5), "\(logind.events)")
+        logind.stopBus()
+        let deadline = Date().addingTimeInterval(5)
+        while !daemon.stderr.contains("SESSION_CLEANUP_EVENT=sleep-lock-failed") && Date() < deadline {
+            usleep(20_000)
+        }
+        XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=sleep-lock-failed"), daemon.stderr)
+        XCTAssertTrue(
+            logind.waitFor("released 1", timeout: 5), "a lock no signal can reach is let go: \(logind.events)")
+        let status = try BuiltBinary.run(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(status.status, 0, status.err)
+        XCTAssertTrue(sleepLockLine(status.out)?.hasPrefix("not held: D-Bus connection") == true, status.out)
     }
 
     func testNoLogindIsAWarningNotAFailure() throws {

@@ -135,7 +135,7 @@ final class SleepWatch {
     /// Connects if need be; asks for the delay first, so it is known when the lock is granted.
     private func take() {
         do {
-            if connection == nil {
+            if connection?.isOpen != true {
                 connection = try LoginConnection(loop: loop, address: busAddress) { [weak self] event in
                     self?.handle(event)
                 }
