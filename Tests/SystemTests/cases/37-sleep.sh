@@ -79,6 +79,7 @@ sc_log "sleep-lock-failed: $(jfield MESSAGE <<< "$failed")"
 check "... naming logind's refusal" sc_has "$(jfield ERROR <<< "$failed")" "Manager.Inhibit: org.freedesktop.DBus.Error"
 check "... and the daemon still runs" sc_eq "$(sc_prop "$CT" $U ActiveState)" active
 check "no lock is held" sc_lacks "$(inhibitors)" "session-cleanup"
+check "status says why" sc_has "$(x session-cleanup status)" "not held: Manager.Inhibit: org.freedesktop.DBus.Error.AccessDenied"
 
 # --- as root (what polkit's default yes grants the service's user on a real machine). logind
 # trusts no capability here: over dbus-daemon the sender's capabilities come from /proc (racy),
@@ -91,6 +92,7 @@ x systemctl restart $U.service
 check "sleep-lock-taken is journaled" wait_event "$C1" sleep-lock-taken
 check "systemd-inhibit --list shows session-cleanup's delay lock" sc_wait_for 5 holds_lock
 sc_log "inhibitors: $(inhibitors | head -n2 | tail -n1)"
+check "status: sleep lock held" sc_eq "$(x session-cleanup status | sed -n 's/^sleep lock: *//p')" held
 check "the lock's budget: logind's 5 s less 1 s" \
     sc_eq "$(jsel "$(since "$C1")" SESSION_CLEANUP_EVENT=sleep-lock-taken | jfield BUDGET_USEC | head -n1)" 4000000
 
