@@ -183,6 +183,24 @@ final class SleepLockTests: XCTestCase {
         XCTAssertTrue(sleepLockLine(status.out)?.hasPrefix("not held: D-Bus connection") == true, status.out)
     }
 
+    func testCheckConfigShowsTheSleepBudgetFromLogindAndWarnsWhenNoCallFits() throws {
+        let logind = try FakeLogind(delayUsec: 900_000)
+        let scratch = try ScratchDirectory("sleep-check")
+        let config = try scratch.write(
+            "session-cleanup.conf",
+            "[Sleep]\nEndSessions=yes\n[Endpoint]\nName=auth\nURL=http://127.0.0.1:9/user/{session}/endsession\n")
+        let checked = try BuiltBinary.run(
+            ["check-config", "--config", config], environment: ["DBUS_SYSTEM_BUS_ADDRESS": logind.address])
+        XCTAssertEqual(checked.status, 0, checked.err)
+        XCTAssertTrue(
+            checked.out.contains(
+                "[Sleep] sessions ended before the machine sleeps, within 675 ms (logind's InhibitDelayMaxSec= 900 ms"),
+            checked.out)
+        XCTAssertTrue(checked.err.contains("no call can begin before sleep"), checked.err)
+        XCTAssertTrue(logind.events.contains("delay-asked"), "\(logind.events)")
+        XCTAssertFalse(logind.events.contains { $0.hasPrefix("inhibit") }, "check-config takes no lock")
+    }
+
     func testNoLogindIsAWarningNotAFailure() throws {
         let scratch = try ScratchDirectory("sleep-nobus")
         let config =

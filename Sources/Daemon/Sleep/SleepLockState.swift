@@ -5,7 +5,7 @@
 /// `PrepareForSleep(true)` a sleep run ends every session within ``budget(delayMax:)`` and the
 /// lock is closed when it finishes, so the machine sleeps; at `PrepareForSleep(false)` (resume)
 /// the lock is taken again and what the sleep run could not end is retried (a leftover run).
-struct SleepLockState: Equatable {
+package struct SleepLockState: Equatable {
     /// Where the lock is.
     enum Phase: Equatable {
         /// `EndSessions=no`, or the daemon is stopping: no lock, no connection.
@@ -37,7 +37,7 @@ struct SleepLockState: Equatable {
     }
 
     /// logind's default `InhibitDelayMaxSec=`, used while its setting is not known.
-    static let defaultDelayMax: Duration = .seconds(5)
+    package static let defaultDelayMax: Duration = .seconds(5)
     /// The most kept back from logind's delay for recording the results and releasing the lock.
     static let maximumMargin: Duration = .seconds(1)
 
@@ -48,7 +48,7 @@ struct SleepLockState: Equatable {
 
     /// The sleep run's budget: logind's `InhibitDelayMaxSec=` (5 s unless read otherwise) less a
     /// margin of a quarter of it, at most ``maximumMargin``; so 5 s gives 4 s, 30 s gives 29 s.
-    static func budget(delayMax: Duration?) -> Duration {
+    package static func budget(delayMax: Duration?) -> Duration {
         let delay = max(.zero, delayMax ?? defaultDelayMax)
         return delay - min(maximumMargin, delay / 4)
     }
