@@ -172,7 +172,7 @@ final class SleepWatch {
                     : "The machine resumed: taking the sleep lock again; \(HumanText.count(left, "session")) "
                         + "the sleep run could not end are retried in \(Self.resumeRetryDelay.humanReadable)",
                 [JournalField(.sessionsLeft, left)]))
-        guard left > 0 else { return }
+        // Also when none is left yet: a sleep run the delay cut short may still be finishing.
         if let retryTimer { loop.cancel(retryTimer) }
         retryTimer = loop.schedule(after: Self.resumeRetryDelay) { [weak self] in
             self?.retryTimer = nil
