@@ -29,6 +29,9 @@ import Vocabulary
 package final class Daemon {
     /// Time kept between the budget's end and systemd's kill, for recording results and exiting.
     package static let exitGrace: Duration = .seconds(5)
+    /// How long before the end of ``exitGrace`` a process still running exits on its own (status
+    /// 75, or its own once known), so that systemd's SIGKILL never comes.
+    package static let lastResortMargin: Duration = .milliseconds(500)
     /// How long the end of a stop or a hand-over waits for the store to write what it holds
     /// (within ``exitGrace``).
     static let storeFlushTimeout: Duration = .seconds(3)
@@ -90,6 +93,8 @@ package final class Daemon {
     let watchdog: Watchdog
     /// Asked at SIGTERM whether the unit is being restarted.
     let serviceManager: any ServiceManagerAsking
+    /// Keeps systemd's stop timeout at the stop's end from SIGTERM to exit.
+    let stopDeadline: (any StopDeadlineKeeping)?
     private let startedAt: MonotonicInstant
     /// Where the daemon is; changed only by the steps that begin and end a hand-over or a stop.
     var phase = Phase.running
@@ -107,6 +112,7 @@ package final class Daemon {
         journal = dependencies.journal
         watchdog = Watchdog(interval: dependencies.watchdogInterval, loop: loop, notifier: notifier)
         serviceManager = dependencies.serviceManager
+        stopDeadline = dependencies.stopDeadline
         startedAt = loop.clock.now()
     }
 

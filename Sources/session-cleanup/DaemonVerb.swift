@@ -59,7 +59,13 @@ enum DaemonVerb: Verb {
         let daemon = Daemon(
             paths: paths, configuration: configuration, configurationFiles: files,
             dependencies: Daemon.Dependencies(
-                loop: loop, notifier: notifier, journal: journal, watchdogInterval: try Watchdog.systemInterval()))
+                loop: loop, notifier: notifier, journal: journal, watchdogInterval: try Watchdog.systemInterval(),
+                stopDeadline: SystemdStopDeadlineKeeper { [journal] error in
+                    journal.record(
+                        JournalEntry(
+                            .notifyFailed, "The stop's extension will not be renewed: \(error)",
+                            [JournalField(.notifyState, "EXTEND_TIMEOUT_USEC="), JournalField(.error, error)]))
+                }))
         do {
             try daemon.start(signals: signals)
         } catch {
@@ -71,6 +77,10 @@ enum DaemonVerb: Verb {
                 JournalEntry(.startFailed, "Start-up failed: \(error)\(hint)", [JournalField(.error, "\(error)")]),
                 [.status("Start-up failed: \(error)")], .startFailed)
         }
-        return try daemon.run()
+        let status = try daemon.run()
+        // The store is closed and the journal flushed: exit now rather than tear down the
+        // tables of a large store (seconds on a starved machine, after the stop's deadline).
+        fflush(nil)
+        _exit(status.rawValue)
     }
 }

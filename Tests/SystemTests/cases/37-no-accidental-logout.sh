@@ -1,0 +1,91 @@
+#!/bin/bash
+# 37-no-accidental-logout.sh — what systemd does around a stop must never cut it short or turn a
+# restart into a logout (issue 26), under a real systemd with the shipped units:
+#   1. `systemctl daemon-reload` and `daemon-reexec` in the middle of a long stop run
+#      (BudgetSec=60s, 20 calls of 40 s, TimeoutStopSec=30s): systemd forgets an
+#      EXTEND_TIMEOUT_USEC= across both, so the daemon renews it; every call ends, no timeout.
+# The end-session server runs inside the container as the transient unit endsession-server.service.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
+source "$HERE/harness.sh"
+# shellcheck source=../journal.sh
+source "$HERE/journal.sh"
+
+sc_need_daemon 37-no-accidental-logout
+if ! sc_is_elf "$SC_BINARY"; then
+    sc_log "SKIP 37-no-accidental-logout: $SC_BINARY is not the real daemon"
+    sc_summary; exit 0
+fi
+
+U=session-cleanup
+SRV=endsession-server
+PORT=18081
+CT=nologout-$$
+STATS_FILE=/var/lib/$SRV/stats.json
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; _sc_on_exit' EXIT
+mkdir -p "$TMP/extra"
+cp "$ROOT/Tests/Support/endsession_server.py" "$HERE/fixtures/sc_client.py" "$TMP/extra/"
+cat > "$TMP/session-cleanup.conf" <<EOF
+[Stop]
+BudgetSec=60s
+[Endpoint]
+Name=auth
+URL=http://127.0.0.1:$PORT/user/{session}/endsession
+TimeoutSec=50s
+EOF
+export SC_EXTRA_DIR=$TMP/extra SC_CONF=$TMP/session-cleanup.conf
+
+x() { sc_exec "$CT" "$@"; }
+client() { x python3 /opt/sc-test/sc_client.py "$@"; }
+new_keys() {
+    local i
+    for ((i = 0; i < $2; i++)); do printf '%s%s\n' "$1" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"; done
+}
+register() { client register auth "${2:-}" <<< "$1"; }
+srv_stats() { client stats $PORT; }
+calls() { grep -o '"calls": [0-9]*' <<< "$(srv_stats)" | grep -o '[0-9]*$'; }
+state() { sc_prop "$CT" $U ActiveState; }
+stopped() { [ "$(state)" != deactivating ]; }
+count_sessions() { x session-cleanup list --json | grep -o '"id":' | wc -l | tr -d ' '; }
+
+sc_boot "$CT" || sc_abort "boot container $CT"
+x mkdir -p /var/lib/$SRV
+check "start $SRV (transient unit)" \
+    x systemd-run --unit=$SRV -p Description="end-session test server" \
+        /usr/bin/python3 /opt/sc-test/endsession_server.py --host 127.0.0.1 --port $PORT \
+        --ready-file /run/$SRV.port --stats-file $STATS_FILE \
+    || sc_abort "start the test server"
+check "$SRV listening" sc_wait_for 10 x test -s /run/$SRV.port || { sc_dump "$CT" $SRV; sc_abort "server ready"; }
+check "systemctl start $U" x systemctl start $U.socket $U.service || { sc_dump "$CT" $U; sc_abort "start $U"; }
+
+# ------------------------------------------- 1. daemon-reload and daemon-reexec mid stop run
+check "TimeoutStopSec=30s as shipped" sc_eq "$(sc_prop "$CT" $U TimeoutStopUSec)" 30s
+N=20
+KEYS=$(new_keys slow40000- $N)
+IDS=$(register "$KEYS" reexec)
+check "registered $N sessions whose calls take 40 s" sc_eq "$(wc -w <<< "$IDS" | tr -d ' ')" $N
+client reset $PORT >/dev/null && client expect $PORT <<< "$KEYS" >/dev/null
+C1=$(cursor)
+t0=$(sc_ms)
+x systemctl stop --no-block $U.service
+check "stop begun" wait_event "$C1" stop-begun
+sc_sleep 5
+check "systemctl daemon-reload mid stop run" x systemctl daemon-reload
+sc_sleep 5
+check "systemctl daemon-reexec mid stop run" x systemctl daemon-reexec
+sc_sleep 25   # past TimeoutStopSec=30s since the stop began
+check "still stopping at $(( ($(sc_ms) - t0) / 1000 )) s, past TimeoutStopSec=30s" sc_eq "$(state)" deactivating
+sc_wait_for 60 stopped
+stop_ms=$(( $(sc_ms) - t0 ))
+sc_log "stop with daemon-reload and daemon-reexec took $stop_ms ms (40 s calls, BudgetSec=60s)"
+check "Result=success (not timeout)" sc_eq "$(sc_prop "$CT" $U Result)" success
+check "ExecMainStatus=0: all $N ended" sc_eq "$(sc_prop "$CT" $U ExecMainStatus)" 0
+check "server: $N calls" sc_eq "$(calls)" $N
+check "server: all ended exactly once" sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
+check "journal: run-finished SESSIONS_ENDED=$N" wait_event "$C1" run-finished SESSIONS_ENDED=$N
+
+sc_summary
