@@ -4,15 +4,16 @@ import Runs
 import Systemd
 
 extension Daemon {
-    /// SIGTERM or SIGINT while running: a restart of the unit hands every session over to the
-    /// next process; anything else is a stop run. The budget starts at the signal, so asking
+    /// SIGTERM, SIGUSR1 or SIGINT while running: a restart of the unit hands every session over
+    /// to the next process; anything else is a stop run (``TerminationDecision``). The budget starts at the signal, so asking
     /// systemd counts against it.
     func terminate(signal: DaemonSignal, sender: Int32) {
         let settings = configuration.current.stop
         let budget = StopBudget(total: settings.budget, minimumRequest: settings.minimumRequest, clock: loop.clock)
         let received = loop.clock.now()
         let decision = TerminationDecision.decide(
-            signal: signal, onRestart: settings.onRestart, ask: serviceManager.askAboutOwnUnit)
+            signal: signal, onRestart: settings.onRestart, ownUnit: ServiceManagerUnit.ofThisProcess,
+            ask: serviceManager.askAboutOwnUnit)
         let answered = loop.clock.now()
         let checked = nextStartAccepts(decision)
         let timing = [

@@ -219,9 +219,9 @@ package final class Daemon {
         switch (signal, phase) {
         case (.hangUp, .running):
             reload()
-        case (.terminate, .running), (.interrupt, .running):
+        case (.terminate, .running), (.interrupt, .running), (.restart, .running):
             terminate(signal: signal, sender: sender)
-        case (.terminate, .handingOver), (.interrupt, .handingOver):
+        case (.terminate, .handingOver), (.interrupt, .handingOver), (.restart, .handingOver):
             finishHandOver()
         case (.hangUp, .handingOver):
             break
@@ -233,6 +233,10 @@ package final class Daemon {
                         JournalField(.signal, signal.description), JournalField(.senderPID, sender),
                     ]))
             stop.budget.expire(reason: .secondSignal)
+        case (.restart, .stopping):
+            // A restart asked for while the stop run lasts: systemd starts the next process after
+            // this one exits; the run goes on (cutting it short would not keep its sessions).
+            break
         case (.hangUp, .stopping):
             journal.record(
                 JournalEntry(.reloadIgnored, "SIGHUP ignored: the daemon is stopping"))

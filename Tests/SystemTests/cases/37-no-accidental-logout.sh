@@ -4,6 +4,10 @@
 #   1. `systemctl daemon-reload` and `daemon-reexec` in the middle of a long stop run
 #      (BudgetSec=60s, 20 calls of 40 s, TimeoutStopSec=30s): systemd forgets an
 #      EXTEND_TIMEOUT_USEC= across both, so the daemon renews it; every call ends, no timeout.
+#   2. `systemctl restart` with dbus-daemon frozen (SIGSTOP) and then stopped: the units'
+#      RestartKillSignal=SIGUSR1 tells the daemon it is a restart without D-Bus; every session is
+#      handed over (0 end-session calls, a new MainPID, `handed-over`); a `systemctl stop` with
+#      D-Bus still down is a stop run that ends them all.
 # The end-session server runs inside the container as the transient unit endsession-server.service.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -87,5 +91,42 @@ check "ExecMainStatus=0: all $N ended" sc_eq "$(sc_prop "$CT" $U ExecMainStatus)
 check "server: $N calls" sc_eq "$(calls)" $N
 check "server: all ended exactly once" sc_has "$(srv_stats)" '"all_ended_exactly_once": true'
 check "journal: run-finished SESSIONS_ENDED=$N" wait_event "$C1" run-finished SESSIONS_ENDED=$N
+
+# --------------------------------------- 2. systemctl restart with D-Bus frozen, then stopped
+check "RestartKillSignal=SIGUSR1 (10) as shipped" sc_eq "$(sc_prop "$CT" $U RestartKillSignal)" 10
+check "systemctl start $U" x systemctl start $U.service || sc_abort "start $U"
+N=30
+KEYS=$(new_keys ok- $N)
+IDS=$(register "$KEYS" dbus)
+check "registered $N sessions" sc_eq "$(wc -w <<< "$IDS" | tr -d ' ')" $N
+client reset $PORT >/dev/null
+PID1=$(sc_prop "$CT" $U MainPID)
+DBUS=$(x systemctl show -p MainPID --value dbus.service)
+check "dbus-daemon runs (pid $DBUS)" test "${DBUS:-0}" -gt 0
+x kill -STOP "$DBUS"
+C2=$(cursor)
+check "systemctl restart $U with dbus-daemon frozen" x systemctl restart $U.service
+x kill -CONT "$DBUS"
+check "journal: handed-over" wait_event "$C2" handed-over
+check "journal: hand-over-begun says SIGUSR1" wait_event "$C2" hand-over-begun SIGNAL=SIGUSR1
+check "a new process runs" sc_ne "$(sc_prop "$CT" $U MainPID)" "$PID1"
+check "server: 0 end-session calls" sc_eq "$(calls)" 0
+check "all $N sessions kept" sc_eq "$(count_sessions)" $N
+
+x systemctl stop dbus.socket dbus.service
+check "dbus stopped" sc_ne "$(x systemctl is-active dbus.service)" active
+PID2=$(sc_prop "$CT" $U MainPID)
+C3=$(cursor)
+check "systemctl restart $U with dbus stopped" x systemctl restart $U.service
+check "journal: handed-over (dbus stopped)" wait_event "$C3" handed-over
+check "server: still 0 end-session calls" sc_eq "$(calls)" 0
+check "a new process runs again" sc_ne "$(sc_prop "$CT" $U MainPID)" "$PID2"
+check "all $N sessions still kept" sc_eq "$(count_sessions)" $N
+client expect $PORT <<< "$KEYS" >/dev/null
+C4=$(cursor)
+check "systemctl stop $U with dbus stopped" x systemctl stop $U.service
+check "journal: stop-begun (a stop, not a restart)" wait_event "$C4" stop-begun
+check "server: the stop ended all $N" sc_eq "$(calls)" $N
+check "ExecMainStatus=0" sc_eq "$(sc_prop "$CT" $U ExecMainStatus)" 0
 
 sc_summary
