@@ -29,8 +29,9 @@ extension Daemon {
     }
 
     /// A hand-over only to a process that will start: with a configuration the binary on disk
-    /// refuses (or a credential the unit no longer loads), the restarted daemon would exit 78 and
-    /// leave the sessions with no daemon to end them, so the restart becomes a stop run.
+    /// refuses and no last good configuration to run on (or a credential the unit no longer
+    /// loads), the restarted daemon would exit 78 and leave the sessions with no daemon to end
+    /// them, so the restart becomes a stop run.
     private func nextStartAccepts(_ decision: TerminationDecision) -> TerminationDecision {
         guard case .handOver = decision else { return decision }
         let problem: String
@@ -47,7 +48,18 @@ extension Daemon {
                         "Could not check the configuration for the restarted daemon (\(why)); handing over",
                         [JournalField(.error, why)]))
                 return decision
-            case .invalid(let why): problem = why
+            case .invalid(let why):
+                // The next process runs on the last good configuration (saved by this one).
+                if (try? LastGoodConfiguration.load(paths)) != nil {
+                    journal.record(
+                        JournalEntry(
+                            .nextStartFallback,
+                            "The restarted daemon would refuse its configuration (\(why)); handing over: "
+                                + "it runs on the last good configuration",
+                            [JournalField(.error, why)]))
+                    return decision
+                }
+                problem = why
             }
         } catch {
             problem = error.description

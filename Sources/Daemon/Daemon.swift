@@ -101,12 +101,16 @@ package final class Daemon {
     /// The parts made by ``start(signals:)``; nil before.
     private(set) var started: Started?
 
-    /// Creates the daemon with a configuration already loaded (and validated) from `files`.
+    /// Creates the daemon with a configuration already loaded (and validated) from `files`;
+    /// `fallbackCause`: the files' error when it is the last good configuration instead
+    /// (``LastGoodConfiguration``).
     package init(
-        paths: DaemonPaths, configuration: Configuration, configurationFiles: [String], dependencies: Dependencies
+        paths: DaemonPaths, configuration: Configuration, configurationFiles: [String],
+        fallbackCause: String? = nil, dependencies: Dependencies
     ) {
         self.paths = paths
-        self.configuration = ActiveConfiguration(configuration, files: configurationFiles)
+        self.configuration = ActiveConfiguration(
+            configuration, files: configurationFiles, fallbackCause: fallbackCause)
         loop = dependencies.loop
         notifier = dependencies.notifier
         journal = dependencies.journal
@@ -129,6 +133,18 @@ package final class Daemon {
         if committer.store.readOnlyCause == nil {
             try InterruptedStopRun.recover(committer, journal: journal)
             InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        }
+        if let cause = configuration.fallbackCause {
+            journal.record(
+                JournalEntry(
+                    .configFallback,
+                    "Invalid configuration, running on the last good one until the files are fixed: \(cause)",
+                    [
+                        JournalField(.error, cause),
+                        JournalField(.configFile, configuration.files.joined(separator: " ")),
+                    ]))
+        } else {
+            LastGoodConfiguration.save(files: configuration.files, to: committer.store, journal: journal)
         }
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
@@ -208,9 +224,18 @@ package final class Daemon {
         let degraded =
             started?.committer.store.readOnlyCause == nil
             ? "" : "Degraded (state directory read-only, nothing new accepted): "
-        return degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+        let fallback =
+            configuration.fallbackCause.map {
+                "Invalid configuration (\(Self.firstLine($0))), running on the last good one: "
+            } ?? ""
+        return fallback + degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
             + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
             + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
+    }
+
+    /// The first line of `text` (a configuration error names every problem, one per line).
+    static func firstLine(_ text: String) -> Substring {
+        text.prefix { $0 != "\n" }
     }
 
     // MARK: Signals

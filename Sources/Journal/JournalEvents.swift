@@ -320,6 +320,29 @@ extension JournalEvent {
         sessions wait in the state directory until it does.
         """)
 
+    /// The files were invalid at start: the daemon runs on the last good configuration.
+    package static let configFallback = JournalEvent(
+        "config-fallback", id: "ecdfa825cf604a4684cfdb64bbe8d6ec", .error,
+        subject: "session-cleanup runs on its last good configuration: the files are invalid",
+        """
+        The configuration files are invalid: @ERROR@
+        Rather than exit and leave the registered sessions without a daemon to end them, the
+        daemon started on the last configuration it loaded without error, kept in its state
+        directory (last-good-configuration.json, files @CONFIG_FILE@). "session-cleanup status"
+        and the unit's status line say so until the files are fixed: check them with
+        "session-cleanup check-config", then "systemctl reload session-cleanup".
+        """)
+
+    /// A restart onto invalid files: handed over, the next process runs on the last good one.
+    package static let nextStartFallback = JournalEvent(
+        "next-start-fallback", id: "7d840d0f68ce407fb4566cb15b0399d6", .warning,
+        subject: "Restart onto invalid files: the next process runs on the last good configuration",
+        """
+        The restarted daemon would refuse its configuration files (@ERROR@). The sessions were
+        handed over anyway: the next process starts on the last good configuration kept in the
+        state directory, and says so, until the files are fixed.
+        """)
+
     /// SIGTERM: the stop run began.
     package static let stopBegun = JournalEvent(
         "stop-begun", id: "f0c7b3496fc546efa0acfe2148663258", .info, subject: "Stop run begun",
@@ -461,11 +484,13 @@ extension JournalEvent {
 
     /// Every kind, in catalog order.
     package static let all: [JournalEvent] = [
-        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed, storeRecovered,
+        started, configInvalid, configFallback, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed,
+        storeRecovered,
         storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
         controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
+        nextStartFallback,
         handedOver, stopBegun,
         secondSignal, expired,
         endpointsDropped, callFinished, callsEnded, runFinished, stopped,

@@ -44,20 +44,33 @@ enum DaemonVerb: Verb {
         let paths = DaemonPaths.resolve(options.instance, configOption: options.value("--config"))
         let configuration: Configuration
         let files: [String]
+        var fallbackCause: String?
         do {
             (configuration, files) = try DaemonConfigurationLoader.load(paths)
         } catch {
-            return failed(
-                JournalEntry(
-                    .configInvalid, "Invalid configuration, not starting: \(error)",
-                    [JournalField(.error, error.description)]),
-                [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
+            // Invalid files must not leave the stored sessions without a daemon: run, loudly, on
+            // the last configuration that loaded (none: exit 78 as before).
+            do {
+                let fallback = try LastGoodConfiguration.load(paths)
+                (configuration, files) = (fallback.configuration, fallback.files)
+                fallbackCause =
+                    ([error.description] + fallback.problems.map { "and in the last good one: \($0)" })
+                    .joined(separator: "; ")
+            } catch let fallbackError {
+                return failed(
+                    JournalEntry(
+                        .configInvalid,
+                        "Invalid configuration, not starting (and no last good one to run on: \(fallbackError.summary)): "
+                            + "\(error)",
+                        [JournalField(.error, error.description)]),
+                    [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
+            }
         }
         let loop = try EventLoop(clock: clock)
         journal.attach(to: loop)
         notifier.attach(to: loop)
         let daemon = Daemon(
-            paths: paths, configuration: configuration, configurationFiles: files,
+            paths: paths, configuration: configuration, configurationFiles: files, fallbackCause: fallbackCause,
             dependencies: Daemon.Dependencies(
                 loop: loop, notifier: notifier, journal: journal, watchdogInterval: try Watchdog.systemInterval(),
                 stopDeadline: SystemdStopDeadlineKeeper { [journal] error in

@@ -159,6 +159,9 @@ final class SessionRequestHandler {
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
         if let cause = store.readOnlyCause { object["degraded"] = .string(cause.message) }
+        if let cause = configuration.fallbackCause {
+            object["configuration_fallback"] = .string("the files are invalid, running on the last good one: \(cause)")
+        }
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
         let unconfigured =
             peer.uid == 0

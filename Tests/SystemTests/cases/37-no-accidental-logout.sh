@@ -51,7 +51,7 @@ new_keys() {
 }
 register() { client register auth "${2:-}" <<< "$1"; }
 srv_stats() { client stats $PORT; }
-calls() { grep -o '"calls": [0-9]*' <<< "$(srv_stats)" | grep -o '[0-9]*$'; }
+calls() { grep -o '"calls": [0-9]*' <<< "$(srv_stats)" | head -n1 | grep -o '[0-9]*$'; }
 state() { sc_prop "$CT" $U ActiveState; }
 stopped() { [ "$(state)" != deactivating ]; }
 count_sessions() { x session-cleanup list --json | grep -o '"id":' | wc -l | tr -d ' '; }
