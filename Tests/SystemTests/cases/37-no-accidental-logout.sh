@@ -8,6 +8,9 @@
 #      RestartKillSignal=SIGUSR1 tells the daemon it is a restart without D-Bus; every session is
 #      handed over (0 end-session calls, a new MainPID, `handed-over`); a `systemctl stop` with
 #      D-Bus still down is a stop run that ends them all.
+#   3. a typo in a drop-in, then `systemctl restart`: handed over (0 calls), the new process runs
+#      on the last good configuration, loudly (config-fallback, STATUS=, status); check-config and
+#      `systemctl reload` still refuse; fixed and reloaded, the fallback ends.
 # The end-session server runs inside the container as the transient unit endsession-server.service.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -128,5 +131,40 @@ check "systemctl stop $U with dbus stopped" x systemctl stop $U.service
 check "journal: stop-begun (a stop, not a restart)" wait_event "$C4" stop-begun
 check "server: the stop ended all $N" sc_eq "$(calls)" $N
 check "ExecMainStatus=0" sc_eq "$(sc_prop "$CT" $U ExecMainStatus)" 0
+
+# ------------------------------------------------ 3. a typo in a drop-in, then systemctl restart
+x systemctl start dbus.socket dbus.service
+check "systemctl start $U" x systemctl start $U.service || sc_abort "start $U"
+N=20
+KEYS=$(new_keys ok- $N)
+IDS=$(register "$KEYS" typo)
+check "registered $N sessions" sc_eq "$(wc -w <<< "$IDS" | tr -d ' ')" $N
+client reset $PORT >/dev/null
+check "last-good-configuration.json kept in the state directory" x test -s /var/lib/$U/last-good-configuration.json
+x mkdir -p /etc/session-cleanup/session-cleanup.conf.d
+x sh -c 'printf "[Stop]\nBudgetSec=whenever\n" > /etc/session-cleanup/session-cleanup.conf.d/50-typo.conf'
+x session-cleanup check-config >/dev/null 2>&1; rc=$?
+check "check-config refuses the typo (exit 78)" sc_eq "$rc" 78
+C5=$(cursor)
+check "systemctl restart $U with the typo" x systemctl restart $U.service
+check "the unit is active" sc_eq "$(state)" active
+check "journal: next-start-fallback (handed over anyway)" wait_event "$C5" next-start-fallback
+check "journal: handed-over" wait_event "$C5" handed-over
+check "journal: config-fallback naming the file" wait_event "$C5" config-fallback
+fallback=$(jsel "$(since "$C5")" SESSION_CLEANUP_EVENT=config-fallback)
+check "config-fallback's ERROR= names 50-typo.conf:2" sc_has "$fallback" "50-typo.conf:2"
+check "STATUS= says it runs on the last good one" sc_has "$(sc_prop "$CT" $U StatusText)" "running on the last good one"
+check "status shows configuration_fallback" sc_has "$(x session-cleanup status --json)" '"configuration_fallback":'
+check "server: 0 end-session calls" sc_eq "$(calls)" 0
+check "all $N sessions kept" sc_eq "$(count_sessions)" $N
+x systemctl reload $U.service >/dev/null 2>&1; rc=$?
+check "systemctl reload refuses the typo (exit $rc)" sc_ne "$rc" 0
+check "still active after the refused reload" sc_eq "$(state)" active
+x rm /etc/session-cleanup/session-cleanup.conf.d/50-typo.conf
+check "fixed: systemctl reload" x systemctl reload $U.service
+check "status: no fallback any more" sc_lacks "$(x session-cleanup status --json)" 'configuration_fallback'
+client expect $PORT <<< "$KEYS" >/dev/null
+check "systemctl stop $U" x systemctl stop $U.service
+check "server: the stop ended all $N" sc_eq "$(calls)" $N
 
 sc_summary
