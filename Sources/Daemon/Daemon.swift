@@ -30,8 +30,10 @@ package final class Daemon {
     /// Time kept between the budget's end and systemd's kill, for recording results and exiting.
     package static let exitGrace: Duration = .seconds(5)
     /// How long before the end of ``exitGrace`` a process still running exits on its own (status
-    /// 75, or its own once known), so that systemd's SIGKILL never comes.
-    package static let lastResortMargin: Duration = .milliseconds(500)
+    /// 75, or its own once known), so that systemd's SIGKILL never comes. A second: on a starved
+    /// 2-core machine with 200,000 sessions the exit itself (the keeper's wake-up, the kernel
+    /// freeing the address space) took about 0.3 s (Benchmarks/exit-bound-bench.sh).
+    package static let lastResortMargin: Duration = .seconds(1)
     /// How long the end of a stop or a hand-over waits for the store to write what it holds
     /// (within ``exitGrace``).
     static let storeFlushTimeout: Duration = .seconds(3)
