@@ -54,7 +54,7 @@ extension Daemon {
                     journal.record(
                         JournalEntry(
                             .nextStartFallback,
-                            "The restarted daemon would refuse its configuration (\(why)); handing over: "
+                            "The restarted daemon would refuse its configuration (\(Self.firstLine(why))); handing over: "
                                 + "it runs on the last good configuration",
                             [JournalField(.error, why)]))
                     return decision
