@@ -11,7 +11,8 @@ enum DaemonVerb: Verb {
         name: "daemon", summary: "run the daemon (the unit's ExecStart=)",
         options: [.config],
         details: "Keeps the registered sessions and, when stopped (SIGTERM or SIGINT), ends them all inside "
-            + "[Stop] BudgetSec=. SIGHUP reloads the configuration. Under systemd it reports readiness and "
+            + "[Stop] BudgetSec=; SIGUSR1 (the units' RestartKillSignal=) hands them over to the restarted daemon. "
+            + "SIGHUP reloads the configuration. Under systemd it reports readiness and "
             + "progress with sd_notify and logs to the journal; by hand it logs to standard error. With --user "
             + "it is your own daemon, as the user unit runs it (systemctl --user start session-cleanup).",
         exitStatus: "0 stopped with every session ended; 75 stopped with sessions kept for the next start; "
