@@ -1,5 +1,5 @@
 #!/bin/bash
-# 37-no-accidental-logout.sh — what systemd does around a stop must never cut it short or turn a
+# 38-no-accidental-logout.sh — what systemd does around a stop must never cut it short or turn a
 # restart into a logout (issue 26), under a real systemd with the shipped units:
 #   1. `systemctl daemon-reload` and `daemon-reexec` in the middle of a long stop run
 #      (BudgetSec=60s, 20 calls of 40 s, TimeoutStopSec=30s): systemd forgets an
@@ -20,9 +20,9 @@ source "$HERE/harness.sh"
 # shellcheck source=../journal.sh
 source "$HERE/journal.sh"
 
-sc_need_daemon 37-no-accidental-logout
+sc_need_daemon 38-no-accidental-logout
 if ! sc_is_elf "$SC_BINARY"; then
-    sc_log "SKIP 37-no-accidental-logout: $SC_BINARY is not the real daemon"
+    sc_log "SKIP 38-no-accidental-logout: $SC_BINARY is not the real daemon"
     sc_summary; exit 0
 fi
 
