@@ -318,6 +318,15 @@ int ccurl_transfer_abort_reason(const ccurl_transfer *t) { return t->abort_reaso
 
 int ccurl_transfer_connected(const ccurl_transfer *t) { return t->connected; }
 
+int ccurl_transfer_request_sent(ccurl_transfer *t) {
+    /* libcurl resets the size only when the transfer begins: a pooled handle cancelled before
+     * then still holds its last request's. The connection callback is this request's own. */
+    if (!t->connected) return 0;
+    long size = 0;
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_REQUEST_SIZE, &size) != CURLE_OK) return 0;
+    return size > 0;
+}
+
 long long ccurl_transfer_retry_after(const ccurl_transfer *t) { return t->retry_after; }
 
 const char *ccurl_transfer_error_text(const ccurl_transfer *t) { return t->error; }

@@ -1,3 +1,4 @@
+import CCurl
 import Vocabulary
 
 /// Cancelling transfers: each ends at once with a `.cancelled` failure, wherever it is.
@@ -9,6 +10,14 @@ extension HTTPEngine {
         let failure = TransportFailure(
             kind: .cancelled, peer: entry.origin.peer, detail: "cancelled before it completed")
         finish(id.rawValue, .failure(failure))
+    }
+
+    /// Whether the request of transfer `id` was written to its connection (libcurl's
+    /// `CURLINFO_REQUEST_SIZE`, see `ccurl_transfer_request_sent`): false while it waits for a
+    /// connection, and for a transfer unknown or completed.
+    package func requestSent(_ id: TransferID) -> Bool {
+        guard let handle = transfers[id.rawValue]?.handle else { return false }
+        return ccurl_transfer_request_sent(handle) != 0
     }
 
     /// Cancels every active transfer, in the order they were started; each completion runs with

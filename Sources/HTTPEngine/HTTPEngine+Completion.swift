@@ -37,6 +37,7 @@ extension HTTPEngine {
         opened: Bool? = nil
     ) {
         guard let entry = transfers.remove(tag) else { return }
+        let requestSent = entry.handle.map { ccurl_transfer_request_sent($0) != 0 } ?? false
         let connected = entry.handle.map { ccurl_transfer_connected($0) != 0 } ?? false
         let opened = connected && (opened ?? entry.handle.map(Self.openedConnection) ?? false)
         multiplexing.finished(
@@ -64,7 +65,8 @@ extension HTTPEngine {
         let duration = loop.clock.now().duration(since: entry.started)
         entry.completion(
             HTTPResult(
-                outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion))
+                outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion,
+                requestSent: requestSent))
         // Idle once the completion started nothing new: no descriptor stays registered.
         if transfers.isEmpty { multi.releaseParked() }
     }

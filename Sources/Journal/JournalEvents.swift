@@ -310,8 +310,8 @@ extension JournalEvent {
         subject: "Second stop signal: budget expired at once",
         """
         @SIGNAL@ arrived while the stop run was under way, which asks to stop now: calls in
-        flight were cancelled and recorded as expired, and the sessions not ended are kept for
-        the next start.
+        flight were cancelled and recorded as unconfirmed (their request was sent) or expired (it
+        was not), and the sessions not ended are kept for the next start.
         """)
 
     /// The budget ran out with calls unfinished.
@@ -319,9 +319,11 @@ extension JournalEvent {
         "expired", id: "f91362d43f234370b3b1231d0805d926", .notice,
         subject: "Budget expired with calls unfinished",
         """
-        The run's budget ran out before every call had an outcome. Calls in flight were cancelled
-        (OUTCOME=expired) and calls not begun were recorded as not-started; their sessions are
-        kept and ended after the next start. If this happens at every stop, raise BudgetSec=
+        The run's budget ran out before every call had an outcome. Calls in flight were cancelled:
+        OUTCOME=unconfirmed when their request had been sent (the server may still have ended
+        the session), OUTCOME=expired when it had not; calls not begun were recorded as
+        not-started. Their sessions are kept and ended after the next start, unconfirmed calls
+        first. If this happens at every stop, raise BudgetSec=
         (and the unit's TimeoutStopSec= with it) or MaxConcurrentRequests=, or find the slow
         endpoint with "session-cleanup report".
         """)
@@ -344,7 +346,10 @@ extension JournalEvent {
         The call ending session @SESSION_ID@ at endpoint @ENDPOINT@ came to @OUTCOME@ after
         @ATTEMPTS@ attempts: @ERROR@
         rejected: the server answered, but not with success (HTTP_STATUS=). failed: no usable
-        answer (connection, DNS, TLS, timeout). expired: the budget ran out. not-started: too
+        answer (connection, DNS, TLS, timeout) to a request the server cannot have acted on.
+        unconfirmed: the request was sent but no answer came (a timeout, a dropped connection,
+        the budget's end); it is not sent again in the same run, and the next start checks it
+        first. expired: the budget ran out before the request was sent. not-started: too
         little budget was left, or the host was known to be unreachable. The session is kept
         and ended after the next start; the endpoints that did end it are not called again.
         """)
@@ -367,8 +372,8 @@ extension JournalEvent {
         """
         The @RUN_KIND@ run ended @SESSIONS_ENDED@ of @SESSIONS_TOTAL@ sessions in @DURATION_USEC@ µs;
         @SESSIONS_LEFT@ are kept and ended after the next start. Calls: @CALLS_TOTAL@ in all,
-        @CALLS_ENDED@ ended, @CALLS_REJECTED@ rejected, @CALLS_FAILED@ failed, @CALLS_EXPIRED@
-        expired, @CALLS_NOT_STARTED@ not started. The run wrote @JOURNAL_ENTRIES@ call entries;
+        @CALLS_ENDED@ ended, @CALLS_REJECTED@ rejected, @CALLS_FAILED@ failed,
+        @CALLS_UNCONFIRMED@ unconfirmed (sent, no answer), @CALLS_EXPIRED@ expired, @CALLS_NOT_STARTED@ not started. The run wrote @JOURNAL_ENTRIES@ call entries;
         @JOURNAL_DROPPED@ entries could not be journaled because the journal was not keeping up.
         "session-cleanup report @SESSION_CLEANUP_RUN_ID@" shows every call and whether the journal
         is complete for the run.

@@ -60,7 +60,7 @@ package struct JournalField: Sendable, Equatable {
         package static let endpoint = Name(constant: "ENDPOINT")
         /// `URL`: an endpoint URL with the session key replaced.
         package static let url = Name(constant: "URL")
-        /// `OUTCOME`: ended, rejected, failed, expired or not-started.
+        /// `OUTCOME`: ended, rejected, failed, unconfirmed, expired or not-started.
         package static let outcome = Name(constant: "OUTCOME")
         /// `HTTP_STATUS`: the status a server answered with.
         package static let httpStatus = Name(constant: "HTTP_STATUS")
@@ -82,6 +82,8 @@ package struct JournalField: Sendable, Equatable {
         package static let callsFailed = Name(constant: "CALLS_FAILED")
         /// Calls cut off by the budget.
         package static let callsExpired = Name(constant: "CALLS_EXPIRED")
+        /// `CALLS_UNCONFIRMED`: a run's calls whose request was sent but not answered.
+        package static let callsUnconfirmed = Name(constant: "CALLS_UNCONFIRMED")
         /// Calls never started.
         package static let callsNotStarted = Name(constant: "CALLS_NOT_STARTED")
         /// `RUN_KIND`: `stop`, `leftover` or `on-demand`.
@@ -125,7 +127,8 @@ package struct JournalField: Sendable, Equatable {
             event, budgetUsec, timeRemainingUsec, durationUsec, signal, senderPID, configFile, error,
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
-            callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
+            callsExpired, callsUnconfirmed, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType,
+            syncUsec,
             queryUsec, checkUsec, runID, calls, callsTotal, journalEntries, journalDropped, sessionsRegistered,
             sessionsUnregistered, notifyState,
         ]

@@ -90,6 +90,12 @@ struct CallSchedule {
         if let origin = calls[slot].origin { line.started(origin) }
     }
 
+    /// The request of the call in `slot` ended without being written (it waited for a
+    /// connection): it does not count as an attempt.
+    mutating func notSent(_ slot: Int) {
+        calls[slot].attempts = max(calls[slot].attempts - 1, 0)
+    }
+
     /// The request of the call in `slot` is no longer in flight (completed or cancelled).
     mutating func stopped(_ slot: Int) {
         inFlight -= 1

@@ -12,14 +12,17 @@ import Vocabulary
 /// - At most `maxConcurrent` calls are in flight; retries go before calls not yet started.
 /// - Each request's timeout is the endpoint's, capped by the time remaining less a margin; no
 ///   request starts when less than the budget's minimum remains (those calls are `not-started`).
-/// - Retryable failures (connect, DNS, timeout, 5xx, 429 with `Retry-After`) are retried with
-///   exponential backoff and jitter while attempts and the budget allow.
+/// - Failures the server cannot have acted on (connect, DNS, a request that never left its wait
+///   for a connection, 5xx, 429 with `Retry-After`) are retried with exponential backoff and
+///   jitter while attempts and the budget allow; a request sent and not answered is never sent
+///   again in the run: it is `unconfirmed` (``RetryPolicy``).
 /// - When an origin cannot be reached (DNS, connection refused or unreachable), its other calls
 ///   wait while the failed call probes it with backoff (``OriginGate``); if the probe gives up,
 ///   they all fail at once instead of each waiting out a timeout; if it ends any other way, they
 ///   are released to try for themselves.
-/// - When the budget expires, in-flight transfers are cancelled and their calls recorded as
-///   `expired` at once; calls never started become `not-started`.
+/// - When the budget expires, in-flight transfers are cancelled and their calls recorded at
+///   once, `unconfirmed` if their request was sent, else `expired`; calls never started become
+///   `not-started`.
 ///
 /// The run coordinates three parts, each with one job: the ``CallSchedule`` says which call goes
 /// next and keeps where each stands, the ``OutcomeRecorder`` takes each call's outcome into the
@@ -161,6 +164,21 @@ package final class CleanupRun {
         let origin = endSession.origin
         schedule[slot].lastAttemptUnreachable =
             result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
+        if let failure = result.failure,
+            let unanswered = RetryPolicy.unanswered(failure, requestSent: result.requestSent)
+        {
+            switch unanswered {
+            case .unconfirmed(let cause):
+                // The server may be working on it: sending it again would only add to its load.
+                finish(slot, .unconfirmed(cause: cause))
+                pump()
+                finishIfDone()
+                return
+            case .notSent:
+                // It waited for a connection and was never written: not an attempt.
+                schedule.notSent(slot)
+            }
+        }
         if let failure = result.failure,
             failure.kind == .cancelled || (failure.kind == .timeout && schedule[slot].timeoutIsBudget)
         {

@@ -146,6 +146,7 @@ final class RunJournal {
                     JournalField(.callsEnded, counts["ended"] ?? 0),
                     JournalField(.callsRejected, counts["rejected"] ?? 0),
                     JournalField(.callsFailed, counts["failed"] ?? 0),
+                    JournalField(.callsUnconfirmed, counts["unconfirmed"] ?? 0),
                     JournalField(.callsExpired, counts["expired"] ?? 0),
                     JournalField(.callsNotStarted, counts["not-started"] ?? 0),
                     JournalField(.durationUsec, report.duration.microseconds),

@@ -16,4 +16,12 @@ package protocol HTTPTransport: AnyObject {
     func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID
     /// Cancels a transfer; its completion is delivered with a `.cancelled` failure.
     func cancel(_ id: TransferID)
+    /// Whether the request of transfer `id`, not yet completed, was written to its connection
+    /// (``HTTPResult/requestSent``); false for a transfer unknown or completed.
+    func requestSent(_ id: TransferID) -> Bool
+}
+
+extension HTTPTransport {
+    /// A transport that cannot tell says never: its calls are retried as before.
+    package func requestSent(_ id: TransferID) -> Bool { false }
 }

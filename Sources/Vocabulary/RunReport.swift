@@ -106,12 +106,14 @@ package struct RunReport: Sendable {
         self.startedAt = startedAt
     }
 
-    /// Calls per outcome word (`ended`, `rejected`, `failed`, `expired`, `not-started`).
+    /// Calls per outcome word (`ended`, `rejected`, `failed`, `unconfirmed`, `expired`,
+    /// `not-started`).
     package var callCounts: [String: Int] {
         // Counted by case, then named: no string hashed per call.
         var ended = 0
         var rejected = 0
         var failed = 0
+        var unconfirmed = 0
         var expired = 0
         var notStarted = 0
         for call in calls {
@@ -119,13 +121,14 @@ package struct RunReport: Sendable {
             case .ended: ended += 1
             case .rejected: rejected += 1
             case .failed: failed += 1
+            case .unconfirmed: unconfirmed += 1
             case .expired: expired += 1
             case .notStarted: notStarted += 1
             }
         }
         let named: [(CallOutcome, Int)] = [
             (.ended(status: 0), ended), (.rejected(status: 0, reason: ""), rejected), (.failed(cause: ""), failed),
-            (.expired, expired), (.notStarted(reason: ""), notStarted),
+            (.unconfirmed(cause: ""), unconfirmed), (.expired, expired), (.notStarted(reason: ""), notStarted),
         ]
         var counts: [String: Int] = [:]
         for (outcome, count) in named where count > 0 { counts[outcome.word] = count }

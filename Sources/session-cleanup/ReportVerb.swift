@@ -106,7 +106,7 @@ enum ReportVerb: Verb {
             "Sessions: \(integer(sessions["total"])) — \(integer(sessions["ended"])) ended, "
                 + "\(integer(sessions["kept"])) kept for the next start")
         let calls = object(report["calls"])
-        let words = ["ended", "rejected", "failed", "expired", "not-started"]
+        let words = ["ended", "rejected", "failed", "unconfirmed", "expired", "not-started"]
         lines.append(
             "Calls: \(integer(calls["total"])) — "
                 + words.map { "\(integer(calls[$0])) \($0 == "not-started" ? "not started" : $0)" }.joined(

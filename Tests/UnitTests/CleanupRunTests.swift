@@ -241,12 +241,12 @@ final class CleanupRunTests: XCTestCase {
         var short = endpoint("auth")
         short.timeout = .seconds(1)
         let sessions = try parkBehindAProbe(endpoint: short) {
-            transport.complete(with: FakeTransport.failure(.timeout))
+            transport.complete(with: FakeTransport.failure(.timeout, requestSent: true))
         }
         XCTAssertEqual(transport.pending.count, 1, "a released call started at once")
         while transport.complete(with: FakeTransport.reply(200)) {}
         XCTAssertEqual(report?.sessionsEnded, 4)
-        XCTAssertEqual(outcome(sessions[0])?.word, "failed")
+        XCTAssertEqual(outcome(sessions[0])?.word, "unconfirmed", "the probe's request was sent")
     }
 
     func testAProbeThatFailsTLSReleasesTheParkedCalls() throws {
@@ -298,18 +298,54 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(journal.entries(event: "expired").count, 1)
     }
 
-    func testATimeoutCappedByTheBudgetIsExpiredButTheEndpointsOwnTimeoutIsFailed() throws {
-        var short = endpoint("auth")
-        short.timeout = .seconds(1)
+    func testATimeoutCappedByTheBudgetBeforeTheRequestWasSentIsExpired() throws {
         let capped = session("capped", ["auth"])
         begin(makeRun([capped], endpoints: [endpoint("auth")], budget: .seconds(3)))
         transport.complete(with: FakeTransport.failure(.timeout))
         XCTAssertEqual(outcome(capped), .expired, "20 s endpoint timeout capped to the 3 s budget")
-        report = nil
-        let own = session("own", ["auth"])
-        begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
+        XCTAssertEqual(report?.calls.first?.attempts, 0, "never sent: not an attempt")
+    }
+
+    /// Before issue 25, a request that timed out was sent again while the server still worked
+    /// on the first: a CPU-bound server did the work twice (336 requests for 200 calls).
+    func testARequestSentAndNotAnsweredIsUnconfirmedAndNeverSentAgain() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        for kind in [TransportFailure.Kind.timeout, .sendReceive] {
+            report = nil
+            let before = transport.started.count
+            let own = session("own-\(kind)", ["auth"])
+            begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 3))
+            transport.complete(with: FakeTransport.failure(kind, requestSent: true))
+            try advance(.seconds(5))
+            XCTAssertEqual(transport.started.count - before, 1, "\(kind): one request, not sent again")
+            XCTAssertEqual(outcome(own)?.word, "unconfirmed", "\(kind)")
+            XCTAssertEqual(report?.callCounts, ["unconfirmed": 1])
+        }
+    }
+
+    func testATimeoutWhileWaitingForAConnectionIsRetriedWithoutCountingAnAttempt() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        let waited = session("waited", ["auth"])
+        begin(makeRun([waited], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
         transport.complete(with: FakeTransport.failure(.timeout))
-        XCTAssertEqual(outcome(own)?.word, "failed")
+        try advance(.seconds(2))
+        XCTAssertEqual(transport.started.count, 2, "sent again: the first was never written")
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(outcome(waited)?.word, "ended")
+        XCTAssertEqual(report?.calls.first?.attempts, 1)
+    }
+
+    func testBudgetExpiryRecordsCallsWhoseRequestWasSentAsUnconfirmed() throws {
+        let sessions = (0..<4).map { session("hang-\($0)") }
+        begin(makeRun(sessions, budget: .seconds(3), maxConcurrent: 2))
+        transport.pendingRequestsSent = true
+        try advance(.seconds(3))
+        let report = try XCTUnwrap(report)
+        XCTAssertEqual(report.callCounts, ["unconfirmed": 2, "not-started": 2])
+        XCTAssertEqual(outcome(sessions[0])?.word, "unconfirmed")
+        XCTAssertEqual(journal.entries(event: "call-finished").count { $0.value(of: .outcome) == "unconfirmed" }, 2)
     }
 
     /// Abandoning a run used to forget the endpoints that had already ended a session, so the

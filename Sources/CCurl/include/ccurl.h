@@ -183,6 +183,13 @@ int ccurl_transfer_abort_reason(const ccurl_transfer *t);
 /* 1 once the request's connection was ready (connected, TLS and ALPN done: libcurl's
  * CURLOPT_PREREQFUNCTION ran), else 0 (always 0 with a libcurl older than 7.80). */
 int ccurl_transfer_connected(const ccurl_transfer *t);
+/* 1 once libcurl wrote the request (connected, and CURLINFO_REQUEST_SIZE > 0: the request's bytes went to the
+ * connection's socket, or for HTTP/2 into its session), else 0. Checked against libcurl 7.88:
+ * 0 for a refused connect or a transfer still waiting for a connection; > 0 after a timeout or
+ * a dropped connection once the request was written. A server may have acted on a request
+ * written; one never written it cannot have. Always 0 with a libcurl older than 7.80 (see
+ * ccurl_transfer_connected). Valid until the transfer is reused. */
+int ccurl_transfer_request_sent(ccurl_transfer *t);
 /* Once connected over TLS: 1 when ALPN chose HTTP/2 ("h2"), 0 when it chose anything else or
  * nothing (libcurl then speaks HTTP/1.1), -1 when it cannot tell (no TLS connection, a TLS
  * library other than OpenSSL, or OpenSSL's libssl.so.3 not loaded). */
