@@ -56,6 +56,9 @@ package final class CleanupRun {
     @exclusivity(unchecked) var finished = false
     /// The expiry and progress timers.
     var timers = RunTimers()
+    /// When each origin (by number, ``CallLine/Call/origin``) last answered a request of the
+    /// run: while it answers, its requests are given the time that remains (``keepTimeouts()``).
+    private var lastAnswer: [Int: MonotonicInstant] = [:]
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -132,15 +135,20 @@ package final class CleanupRun {
         }
     }
 
-    /// Starts the request of the call in `slot`, its timeout capped by the budget.
+    /// Starts the request of the call in `slot`, its timeout capped by the budget. A call with an
+    /// origin of its line's (every call but those whose host holds the key) gets the budget's
+    /// rest as its request's timeout: the endpoint's own (`TimeoutSec=`) is kept by
+    /// ``keepTimeouts()``, which gives a request its origin is visibly working on more time.
     private func start(_ slot: Int, _ endSession: EndSessionCall) {
         let template = endSession.template
         let limit = template.configuration.timeout
-        guard let timeout = budget.requestTimeout(limit: limit, margin: settings.margin) else {
+        let patient = schedule[slot].origin != nil
+        guard let timeout = budget.requestTimeout(limit: patient ? budget.total : limit, margin: settings.margin)
+        else {
             finish(slot, schedule[slot].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
             return
         }
-        schedule[slot].timeoutIsBudget = timeout < limit
+        schedule[slot].timeoutIsBudget = patient || timeout < limit
         schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
         // The template read the endpoint's token from the run's tokens when the run began.
         let request = endSession.request(timeout: timeout, token: template.token)
@@ -188,9 +196,11 @@ package final class CleanupRun {
             switch endSession.template.judge(result) {
             case .ended(let status):
                 schedule.originAnswered(origin)
+                if let number = schedule[slot].origin { lastAnswer[number] = loop.clock.now() }
                 finish(slot, .ended(status: status))
             case .rejected(let status, let reason):
                 schedule.originAnswered(origin)
+                if let number = schedule[slot].origin { lastAnswer[number] = loop.clock.now() }
                 finish(slot, .rejected(status: status, reason: reason))
             case .failed(let cause):
                 finish(slot, .failed(cause: cause))
@@ -287,7 +297,46 @@ package final class CleanupRun {
 
     private func reportProgress() {
         guard !finished else { return }
+        keepTimeouts()
+        guard !finished else { return }
         onProgress?(progressText)
         timers.scheduleProgress(in: loop) { [weak self] in self?.reportProgress() }
+    }
+
+    // MARK: Timeouts
+
+    /// Keeps each endpoint's `TimeoutSec=` for the requests started with the budget's rest as
+    /// their timeout (``start(_:_:)``), checked with the progress report (every 250 ms). The
+    /// rule: a request past its endpoint's timeout is abandoned only if its origin answered no
+    /// request of the run within that timeout, and only once it was sent — it is then
+    /// `unconfirmed` and not sent again. While the origin answers others, the server is working
+    /// through a queue that holds this request too: abandoning it would free nothing at the
+    /// server, and the answer may still come before the budget's end. A request still waiting
+    /// for a connection keeps waiting: it was never sent, and is no attempt.
+    /// (The timeout is measured from the call's first request.)
+    private func keepTimeouts() {
+        let now = loop.clock.now()
+        var abandoned = false
+        for slot in schedule.underWayInOrder {
+            guard case .inFlight(let id) = schedule[slot].state, let origin = schedule[slot].origin,
+                let started = schedule[slot].firstStart
+            else { continue }
+            let limit = schedule[slot].endSession.template.configuration.timeout
+            guard now.duration(since: started) >= limit else { continue }
+            if let answered = lastAnswer[origin], now.duration(since: answered) < limit { continue }
+            guard transport.requestSent(id) else { continue }
+            let cause =
+                "the request was sent, but no answer came within \(limit.humanReadable), "
+                + "and \(schedule[slot].endSession.origin) answered nothing else meanwhile"
+            // Recorded first: the cancelled completion then finds the call done and is ignored.
+            finish(slot, .unconfirmed(cause: cause))
+            schedule.stopped(slot)
+            transport.cancel(id)
+            abandoned = true
+        }
+        if abandoned {
+            pump()
+            finishIfDone()
+        }
     }
 }

@@ -324,17 +324,32 @@ final class CleanupRunTests: XCTestCase {
         }
     }
 
-    func testATimeoutWhileWaitingForAConnectionIsRetriedWithoutCountingAnAttempt() throws {
+    func testARequestPastItsTimeoutIsAbandonedOnlyWhileItsOriginAnswersNothing() throws {
         var short = endpoint("auth")
         short.timeout = .seconds(1)
-        let waited = session("waited", ["auth"])
-        begin(makeRun([waited], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
-        transport.complete(with: FakeTransport.failure(.timeout))
-        try advance(.seconds(2))
-        XCTAssertEqual(transport.started.count, 2, "sent again: the first was never written")
+        let sessions = (0..<3).map { session("slow-\($0)") }
+        begin(makeRun(sessions, endpoints: [short], budget: .seconds(10)))
+        transport.pendingRequestsSent = true
+        XCTAssertGreaterThan(transport.started.first?.timeout ?? .zero, .seconds(9), "the budget's rest")
+        try advance(.milliseconds(500))
+        transport.complete(with: FakeTransport.reply(200))  // the origin is working
+        try advance(.milliseconds(750))  // 1.25 s: past the 1 s timeout, the origin answered 0.75 s ago
+        XCTAssertEqual(transport.pending.count, 2, "given the time that remains")
+        try advance(.milliseconds(500))  // 1.75 s: silent for 1.25 s
+        XCTAssertEqual(transport.pending.count, 0)
+        XCTAssertEqual(report?.callCounts, ["ended": 1, "unconfirmed": 2])
+        XCTAssertEqual(transport.started.count, 3, "not sent again")
+        XCTAssertTrue(outcome(sessions[1])?.cause?.contains("answered nothing else") ?? false)
+    }
+
+    func testARequestStillWaitingForAConnectionIsNotAbandonedAtItsTimeout() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        begin(makeRun([session("waiting")], endpoints: [short], budget: .seconds(10)))
+        try advance(.milliseconds(1_500))
+        XCTAssertEqual(transport.pending.count, 1, "never sent: it keeps waiting")
         transport.complete(with: FakeTransport.reply(200))
-        XCTAssertEqual(outcome(waited)?.word, "ended")
-        XCTAssertEqual(report?.calls.first?.attempts, 1)
+        XCTAssertEqual(report?.callCounts, ["ended": 1])
     }
 
     func testBudgetExpiryRecordsCallsWhoseRequestWasSentAsUnconfirmed() throws {
