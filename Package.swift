@@ -9,7 +9,8 @@ import PackageDescription
 ///
 /// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
 ///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
-///   signal mask before main), `CEpoll` (epoll's header).
+///   signal mask before main), `CEpoll` (epoll's header), `CProcessSecrecy` (no core dumps of
+///   the daemon's memory, which holds keys), `CVersion` (a package build's version).
 /// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
 ///   people. `JSON`: the strict reader and the writer.
 /// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
@@ -23,6 +24,7 @@ import PackageDescription
 /// - `Runs`: a run of end-session calls (stop, leftover, on-demand) inside its budget.
 /// - `Control`: the control socket's protocol, server and client.
 /// - `Systemd`: sd_notify, the watchdog, the service manager, socket activation, signals.
+/// - `Metrics`: node_exporter's textfile: the figures, their text, the file's atomic replacement.
 /// - `Daemon`: the composition root: the daemon's phases, its runs, requests, store and
 ///   state-directory documents.
 /// - `session-cleanup`: the command line, one file per verb.
@@ -56,11 +58,21 @@ let package = Package(
             name: "CEarlySignals",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
         ),
+        // The daemon kept out of core dumps (prctl, which Swift cannot call: it is variadic).
+        .target(
+            name: "CProcessSecrecy",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         .target(
             name: "CCurl",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
             // No libcurl: the shim dlopens it on first use (see ccurl.h). dlopen is in libc
             // itself since glibc 2.34; link "dl" as well for an older glibc.
+        ),
+        // The version a package build asks for (scripts/package.sh --version), else none.
+        .target(
+            name: "CVersion",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
         ),
         // <sys/epoll.h>, which Swift's Glibc module leaves out; headers only.
         .systemLibrary(name: "CEpoll"),
@@ -68,7 +80,7 @@ let package = Package(
         library("JSON", []),
         library("EventLoop", ["CEpoll", "Basics"]),
         library("Sessions", ["Basics"]),
-        library("Vocabulary", ["Basics", "Sessions"]),
+        library("Vocabulary", ["CVersion", "Basics", "Sessions"]),
         library("Configuration", ["Basics", "Vocabulary"]),
         library("Journal", ["CSystemd", "Basics", "EventLoop", "Sessions", "Vocabulary"]),
         library("HTTPEngine", ["CCurl", "Basics", "EventLoop", "Vocabulary"]),
@@ -77,11 +89,12 @@ let package = Package(
             "Runs", ["Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal", "Endpoints"]),
         library("Control", ["CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Journal"]),
         library("Systemd", ["CSystemd", "Basics", "EventLoop", "Journal"]),
+        library("Metrics", ["Basics", "Vocabulary"]),
         library(
             "Daemon",
             [
-                "CSystemd", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Runs", "Control", "Systemd",
+                "CSystemd", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary",
+                "Configuration", "Journal", "HTTPEngine", "Runs", "Control", "Systemd", "Metrics",
             ]),
         .executableTarget(
             name: "session-cleanup",
@@ -114,8 +127,8 @@ let package = Package(
         .testTarget(
             name: "UnitTests",
             dependencies: [
-                "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+                "CCurl", "CProcessSecrecy", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration",
+                "Journal", "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
             ],
             swiftSettings: strict
         ),
@@ -124,7 +137,7 @@ let package = Package(
             // CCurl: the shim's test hook (which reply buffers it freed, and whether wiped).
             dependencies: [
                 "CCurl", "Basics", "JSON", "EventLoop", "Sessions", "Vocabulary", "Configuration", "Journal",
-                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Daemon", "TestSupport",
+                "HTTPEngine", "Endpoints", "Runs", "Control", "Systemd", "Metrics", "Daemon", "TestSupport",
             ],
             swiftSettings: strict
         ),

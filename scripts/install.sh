@@ -67,8 +67,18 @@ for old in /etc/systemd/system/session-cleanup.service /etc/systemd/system/sessi
 done
 rm -rf /usr/local/share/doc/session-cleanup
 
-echo "== installing $deb"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q "./$deb"
+# apt-get installs nothing, silently, when this version is installed already: a rebuild of an
+# unchanged version (install.sh --build) is reinstalled instead, and says so.
+deb_version=$(dpkg-deb -f "$deb" Version)
+installed_version=$(dpkg-query -W -f='${Version}' session-cleanup 2>/dev/null || true)
+if [ "$installed_version" = "$deb_version" ]; then
+    echo "== session-cleanup $deb_version is installed already: reinstalling it from $deb"
+    echo "   (files replaced, the service restarted: its sessions are handed over, none is ended)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "./$deb"
+else
+    echo "== installing $deb (session-cleanup $deb_version${installed_version:+, replacing $installed_version})"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "./$deb"
+fi
 
 if [ -d /run/systemd/system ]; then
     systemctl --no-pager status session-cleanup.service || true

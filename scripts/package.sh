@@ -38,7 +38,7 @@ fi
 
 # One version: the changelog's must be the program's (Sources/Vocabulary/SessionCleanupVersion.swift).
 changelog_version=$(dpkg-parsechangelog -S Version)
-program_version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/Vocabulary/SessionCleanupVersion.swift)
+program_version=$(sed -n 's/.*static let source = "\(.*\)".*/\1/p' Sources/Vocabulary/SessionCleanupVersion.swift)
 if [ "$changelog_version" != "$program_version" ]; then
     echo "package.sh: debian/changelog says $changelog_version, Version.swift says $program_version" >&2
     exit 1

@@ -28,6 +28,27 @@ package enum AccountLookup {
     /// buffer `getpwuid_r` filled is still alive.
     package static func userName(_ uid: uid_t) -> String? { passwdField(of: uid) { $0.pw_name } }
 
+    /// The name of group `gid`, or nil when it has none here.
+    package static func groupName(_ gid: gid_t) -> String? {
+        var entry = group()
+        var found: UnsafeMutablePointer<group>?
+        var size = initialSize(_SC_GETGR_R_SIZE_MAX)
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let result = buffer.withUnsafeMutableBufferPointer { buffer -> (Int32, String?) in
+                guard let base = buffer.baseAddress else { return (ENOMEM, nil) }
+                let code = getgrgid_r(gid, &entry, base, buffer.count, &found)
+                guard code == 0, found != nil, let name = entry.gr_name else { return (code, nil) }
+                return (code, String(cString: name))
+            }
+            if result.0 == ERANGE && size < 1 << 20 {
+                size *= 2
+                continue
+            }
+            return result.1
+        }
+    }
+
     /// The home directory of user `uid`, or nil when it has none here.
     package static func homeDirectory(_ uid: uid_t) -> String? { passwdField(of: uid) { $0.pw_dir } }
 

@@ -12,9 +12,7 @@ extension Duration {
         return us <= 0 ? 0 : (us + 999) / 1_000
     }
 
-    /// Seconds with one decimal, for people: `6.2 s`.
-    package var humanReadable: String {
-        let tenths = (microseconds + 50_000) / 100_000
-        return "\(tenths / 10).\(abs(tenths % 10)) s"
-    }
+    /// The duration for people, in the unit that suits it: `12 ms`, `6.2 s`, `6 min`
+    /// (``HumanText/duration(microseconds:)``).
+    package var humanReadable: String { HumanText.duration(microseconds: microseconds) }
 }

@@ -94,3 +94,9 @@ int ccurl_parse_peer(const char *url, char *peer, size_t peer_cap, int *https) {
     ccurl_api.url_cleanup(parsed);
     return rc;
 }
+
+unsigned int ccurl_runtime_version(void) {
+    if (!ccurl_is_loaded()) return 0;
+    const curl_version_info_data *info = ccurl_api.version_info(CURLVERSION_NOW);
+    return info != NULL ? info->version_num : 0;
+}

@@ -85,6 +85,7 @@ struct query {
     char *step;
     size_t step_size;
     struct csd_manager_answer *answer;
+    struct csd_unit_states *states;
 };
 
 static uint64_t monotonic_usec(void) {
@@ -233,6 +234,29 @@ static int open_manager_bus(struct query *q, int manager, const char *address, i
     return private_error;
 }
 
+/* Processes the bus until every call of `q` is answered, one failed, or the deadline passed.
+ * sd_bus_call would wait without limit while authenticating; this loop never passes the deadline. */
+static void await_answers(struct query *q, uint64_t deadline, uint64_t timeout_usec) {
+    while (q->pending > 0 && q->error == 0) {
+        int r = sd_bus_process(q->bus, NULL);
+        if (r < 0) {
+            fail(q, r, "D-Bus connection");
+            return;
+        }
+        if (r > 0) continue;
+        uint64_t now = monotonic_usec();
+        if (now >= deadline) {
+            fail(q, -ETIMEDOUT, "no answer within %llu ms", (unsigned long long)(timeout_usec / 1000));
+            return;
+        }
+        r = sd_bus_wait(q->bus, deadline - now);
+        if (r < 0) {
+            fail(q, r, "D-Bus connection");
+            return;
+        }
+    }
+}
+
 int csd_manager_query(int manager, const char *unit, uint64_t timeout_usec, const char *address,
                       int address_is_broker, struct csd_manager_answer *answer, char *step, size_t step_size) {
     uint64_t deadline = monotonic_usec() + timeout_usec;
@@ -262,29 +286,63 @@ int csd_manager_query(int manager, const char *unit, uint64_t timeout_usec, cons
     }
     q.pending++;
 
-    /* sd_bus_call would wait without limit while authenticating; this loop never passes the deadline. */
-    while (q.pending > 0 && q.error == 0) {
-        r = sd_bus_process(q.bus, NULL);
-        if (r < 0) {
-            fail(&q, r, "D-Bus connection");
-            break;
-        }
-        if (r > 0) continue;
-        uint64_t now = monotonic_usec();
-        if (now >= deadline) {
-            fail(&q, -ETIMEDOUT, "no answer within %llu ms", (unsigned long long)(timeout_usec / 1000));
-            break;
-        }
-        r = sd_bus_wait(q.bus, deadline - now);
-        if (r < 0) {
-            fail(&q, r, "D-Bus connection");
-            break;
-        }
-    }
+    await_answers(&q, deadline, timeout_usec);
 
 finish:
     free(unit_path);
     /* Unanswered calls' callbacks are dropped with the bus; none runs after this returns. */
     sd_bus_close_unref(q.bus);   /* no flush: a peer that does not read must not hold us */
+    return q.error;
+}
+
+static int on_active_state(sd_bus_message *reply, void *userdata, char *target, size_t size, const char *what) {
+    struct query *q = userdata;
+    q->pending--;
+    if (failed_reply(q, reply, what)) return 0;
+    const char *state = NULL;
+    int r = sd_bus_message_read(reply, "v", "s", &state);
+    if (r < 0) fail(q, r, "%s: unexpected reply", what);
+    else copy_string(target, size, state);
+    return 0;
+}
+
+static int on_service_state(sd_bus_message *reply, void *userdata, sd_bus_error *unused) {
+    (void)unused;
+    struct query *q = userdata;
+    return on_active_state(reply, q, q->states->service, sizeof q->states->service, "service's Unit.ActiveState");
+}
+
+static int on_socket_state(sd_bus_message *reply, void *userdata, sd_bus_error *unused) {
+    (void)unused;
+    struct query *q = userdata;
+    return on_active_state(reply, q, q->states->socket, sizeof q->states->socket, "socket's Unit.ActiveState");
+}
+
+/* Sends Properties.Get(Unit, ActiveState) for `unit` to `callback`. */
+static int ask_active_state(struct query *q, const char *unit, sd_bus_message_handler_t callback) {
+    char *path = NULL;
+    int r = sd_bus_path_encode(MANAGER_PATH "/unit", unit, &path);
+    if (r < 0) {
+        fail(q, r, "unit name %s", unit);
+        return r;
+    }
+    r = sd_bus_call_method_async(q->bus, NULL, MANAGER_SERVICE, path, PROPERTIES_INTERFACE, "Get", callback, q, "ss",
+                                 "org.freedesktop.systemd1.Unit", "ActiveState");
+    free(path);
+    if (r < 0) fail(q, r, "Unit.ActiveState of %s: cannot send", unit);
+    else q->pending++;
+    return r;
+}
+
+int csd_unit_states_query(int manager, const char *service, const char *socket, uint64_t timeout_usec,
+                          struct csd_unit_states *states, char *step, size_t step_size) {
+    uint64_t deadline = monotonic_usec() + timeout_usec;
+    memset(states, 0, sizeof *states);
+    if (step_size > 0) step[0] = 0;
+    struct query q = { .step = step, .step_size = step_size, .states = states };
+    if (open_manager_bus(&q, manager, NULL, 0) < 0) return q.error;
+    if (ask_active_state(&q, service, on_service_state) >= 0 && ask_active_state(&q, socket, on_socket_state) >= 0)
+        await_answers(&q, deadline, timeout_usec);
+    sd_bus_close_unref(q.bus);
     return q.error;
 }

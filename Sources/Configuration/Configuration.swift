@@ -18,6 +18,8 @@ package struct Configuration: Sendable, Equatable {
     package var start = StartSettings()
     /// `[Control]`: the control socket.
     package var control = ControlSettings()
+    /// `[Metrics]`: the file node_exporter's textfile collector reads.
+    package var metrics = MetricsSettings()
     /// `[Endpoint]` sections, in the order first defined.
     package var endpoints: [EndpointConfiguration] = []
 
@@ -65,10 +67,20 @@ package struct StartSettings: Sendable, Equatable {
 package struct ControlSettings: Sendable, Equatable {
     /// `SocketMode=`: who may connect (octal). Authorization inside is by peer uid.
     package var socketMode: UInt32 = 0o660
+    /// Whether the file sets `SocketMode=`: under socket activation only a mode someone asked
+    /// for is worth a warning when the socket unit's differs (the user unit's 0600, say).
+    package var socketModeIsSet = false
     /// `SocketGroup=`: the socket's group; empty keeps the daemon's own.
     package var socketGroup = ""
     /// `MaxSessionsPerUser=`: registrations one non-root uid may hold.
     package var maxSessionsPerUser = 10_000
+}
+
+/// `[Metrics]` settings.
+package struct MetricsSettings: Sendable, Equatable {
+    /// `TextfileDirectory=`: where to keep `session_cleanup.prom` for node_exporter's textfile
+    /// collector (Debian's reads `/var/lib/prometheus/node-exporter`); nil (the default): none.
+    package var textfileDirectory: String?
 }
 
 /// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.
@@ -107,6 +119,11 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var body: String?
     /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
     package var tokenCredential: String?
+    /// `ClientCredential=`: a systemd credential holding `client_id:client_secret`, sent as
+    /// ``clientAuthentication`` says.
+    package var clientCredential: String?
+    /// `ClientAuthentication=`: how ``clientCredential`` is sent; HTTP Basic by default.
+    package var clientAuthentication: ClientAuthentication = .basic
     /// `CAFile=`: a private CA bundle to verify the server against.
     package var caFile: String?
     /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;

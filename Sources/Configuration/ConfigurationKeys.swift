@@ -10,7 +10,7 @@ import Vocabulary
 /// and the man page. Unknown keys are errors, so a typo never silently becomes a default.
 enum ConfigurationKeys {
     /// The sections there are.
-    static let sectionNames = ["Stop", "Start", "Control", "Endpoint"]
+    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Endpoint"]
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
@@ -35,6 +35,11 @@ enum ConfigurationKeys {
         ConfigKey("LeftoverBudgetSec") { $0.leftoverBudget = try $1.duration(minimum: .milliseconds(100)) }
     ]
 
+    /// `[Metrics]`.
+    static let metrics: [ConfigKey<MetricsSettings>] = [
+        ConfigKey("TextfileDirectory") { $0.textfileDirectory = try $1.absolutePathOrNone() }
+    ]
+
     /// `[Control]`.
     static let control: [ConfigKey<ControlSettings>] = [
         ConfigKey("SocketMode") { settings, item in
@@ -42,6 +47,7 @@ enum ConfigurationKeys {
                 throw item.invalid("an octal mode such as 0660")
             }
             settings.socketMode = mode
+            settings.socketModeIsSet = true
         },
         ConfigKey("SocketGroup") { settings, item in
             guard item.value.isEmpty || ConfigurationKeys.isAccountName(item.value) else {
@@ -83,12 +89,22 @@ enum ConfigurationKeys {
                 settings.headers.append(try header(item))
             }
         },
-        ConfigKey("Body") { $0.body = $1.value.isEmpty ? nil : $1.value },
+        ConfigKey("Body") { $0.body = $1.value.isEmpty ? nil : try body($1) },
         ConfigKey("TokenCredential") { settings, item in
             guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
                 throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
             }
             settings.tokenCredential = item.value.isEmpty ? nil : item.value
+        },
+        ConfigKey("ClientCredential") { settings, item in
+            guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
+                throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
+            }
+            settings.clientCredential = item.value.isEmpty ? nil : item.value
+        },
+        ConfigKey("ClientAuthentication") { settings, item in
+            settings.clientAuthentication =
+                ClientAuthentication(rawValue: try item.choice(["basic", "basic-raw", "post"])) ?? .basic
         },
         ConfigKey("CAFile") { $0.caFile = try $1.absolutePathOrNone() },
         ConfigKey("HTTPVersion") { settings, item in
@@ -155,6 +171,7 @@ enum ConfigurationKeys {
                     file: location?.file ?? file, line: location?.line ?? line,
                     "[Endpoint] '\(settings.name)' has \(key)= but no Proxy="))
         }
+        problems += clientAuthenticationProblems(endpoint, file: file, line: line)
         if settings.body != nil && settings.method == "GET" {
             let body = endpoint.assigned["Body"]
             problems.append(
@@ -164,6 +181,56 @@ enum ConfigurationKeys {
                         + "set Method=POST, PUT or DELETE"))
         }
         return problems
+    }
+
+    /// `ClientCredential=` and `ClientAuthentication=` against the rest of the endpoint.
+    private static func clientAuthenticationProblems(
+        _ endpoint: ConfigSectionSettings<EndpointConfiguration>, file: String, line: Int
+    ) -> [ConfigurationProblem] {
+        let settings = endpoint.settings
+        func problem(_ key: String, _ text: String) -> ConfigurationProblem {
+            let location = endpoint.assigned[key]
+            return ConfigurationProblem(
+                file: location?.file ?? file, line: location?.line ?? line, "[Endpoint] '\(settings.name)' \(text)")
+        }
+        guard settings.clientCredential != nil else {
+            return endpoint.assigned["ClientAuthentication"] != nil && !endpoint.refused.contains("ClientCredential")
+                ? [problem("ClientAuthentication", "has ClientAuthentication= but no ClientCredential=")] : []
+        }
+        if settings.tokenCredential != nil {
+            return [
+                problem(
+                    "ClientCredential",
+                    "has both ClientCredential= and TokenCredential=: a call authenticates one way, choose one")
+            ]
+        }
+        guard settings.clientAuthentication == .post else { return [] }
+        if settings.method == "GET" {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but Method=GET, which sends no body: set Method=POST")
+            ]
+        }
+        if let body = settings.body, body.hasPrefix("{") || body.hasPrefix("[") {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but a JSON Body=: the client_id and client_secret fields "
+                        + "need a form-encoded body (name=value&…), or use ClientAuthentication=basic")
+            ]
+        }
+        if let type = settings.headers.first(where: { $0.lowercased().hasPrefix("content-type:") }),
+            !type.lowercased().containsText("application/x-www-form-urlencoded")
+        {
+            return [
+                problem(
+                    "ClientAuthentication",
+                    "has ClientAuthentication=post but a Content-Type other than "
+                        + "application/x-www-form-urlencoded: the client fields need a form-encoded body")
+            ]
+        }
+        return []
     }
 
     // MARK: Endpoint values
@@ -218,7 +285,40 @@ enum ConfigurationKeys {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
             bytes[..<colon].allSatisfy(isHeaderNameByte)
         else { throw item.invalid("'Name: value', the name letters, digits and !#$%&'*+-.^_`|~") }
+        let name = String(decoding: bytes[..<colon], as: UTF8.self)
+        let value = item.value.utf8.dropFirst(colon + 1)
+        if credentialHeaders.contains(name.lowercased()),
+            !String(decoding: value, as: UTF8.self).containsText("{session}")
+        {
+            throw item.problem(
+                "secrets do not belong in the configuration file: a Header=\(name): with its value "
+                    + "written here is refused; use TokenCredential= or ClientCredential= with LoadCredential=")
+        }
         return item.value
+    }
+
+    /// Headers whose value is a credential: written in the file (not `{session}`), they are refused.
+    private static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// Form fields whose value is a credential: written in a form `Body=`, they are refused.
+    private static let credentialFields: Set<String> = ["client_secret", "password"]
+
+    /// `Body=`: any template, but a form body's `client_secret=` or `password=` field with its
+    /// value written here is refused (it would be world-readable).
+    private static func body(_ item: ConfigAssignment) throws(ConfigurationProblem) -> String {
+        let text = item.value
+        guard !(text.hasPrefix("{") || text.hasPrefix("[")) else { return text }
+        for field in text.split(separator: "&") {
+            let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, credentialFields.contains(parts[0].lowercased()), !parts[1].isEmpty,
+                !parts[1].containsText("{session}")
+            else { continue }
+            throw item.problem(
+                "secrets do not belong in the configuration file: a Body= field \(parts[0].lowercased())= with its "
+                    + "value written here is refused; use ClientCredential= (ClientAuthentication=post) with "
+                    + "LoadCredential=")
+        }
+        return text
     }
 
     private static func isHeaderNameByte(_ byte: UInt8) -> Bool {

@@ -97,6 +97,7 @@ package enum ConfigurationLoader {
         var stop = ConfigSectionSettings(StopSettings())
         var start = ConfigSectionSettings(StartSettings())
         var control = ConfigSectionSettings(ControlSettings())
+        var metrics = ConfigSectionSettings(MetricsSettings())
         var endpoints: [ConfigSectionSettings<EndpointConfiguration>] = []
 
         mutating func add(_ section: ConfigSection, problems: inout [ConfigurationProblem]) {
@@ -104,6 +105,7 @@ package enum ConfigurationLoader {
             case "Stop": stop.apply(section, ConfigurationKeys.stop, problems: &problems)
             case "Start": start.apply(section, ConfigurationKeys.start, problems: &problems)
             case "Control": control.apply(section, ConfigurationKeys.control, problems: &problems)
+            case "Metrics": metrics.apply(section, ConfigurationKeys.metrics, problems: &problems)
             case "Endpoint":
                 var endpoint = ConfigSectionSettings(EndpointConfiguration(name: "", url: ""), section: section)
                 endpoint.apply(section, ConfigurationKeys.endpoint, problems: &problems)
@@ -120,7 +122,7 @@ package enum ConfigurationLoader {
                     ConfigurationProblem(
                         file: section.file, line: section.line,
                         "unknown section" + (suggestion.map { " (did you mean [\($0)]?)" } ?? "")
-                            + " (expected [Stop], [Start], [Control] or [Endpoint])"))
+                            + " (expected [Stop], [Start], [Control], [Metrics] or [Endpoint])"))
             }
         }
 
@@ -130,6 +132,7 @@ package enum ConfigurationLoader {
             for (key, item) in stop.assigned { origins["Stop.\(key)"] = item }
             for (key, item) in start.assigned { origins["Start.\(key)"] = item }
             for (key, item) in control.assigned { origins["Control.\(key)"] = item }
+            for (key, item) in metrics.assigned { origins["Metrics.\(key)"] = item }
             for endpoint in endpoints {
                 for (key, item) in endpoint.assigned { origins["Endpoint.\(endpoint.settings.name).\(key)"] = item }
             }
@@ -141,6 +144,7 @@ package enum ConfigurationLoader {
             configuration.stop = stop.settings
             configuration.start = start.settings
             configuration.control = control.settings
+            configuration.metrics = metrics.settings
             problems += ConfigurationKeys.check(stop)
             for endpoint in endpoints {
                 let found = ConfigurationKeys.check(endpoint)

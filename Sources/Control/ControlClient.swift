@@ -97,7 +97,7 @@ package struct ControlClient: Sendable {
                 throw ControlClientError(
                     .permissionDenied,
                     "cannot connect to \(socketPath): \(Errno(error).text) (uid \(getuid()) may not use the "
-                        + "control socket: it takes write access, given by the socket's group (SocketGroup=) or root)")
+                        + "control socket: \(Self.accessAdvice(socketPath)))")
             default:
                 close(fd)
                 throw ControlClientError(.unreachable, "cannot connect to \(socketPath): \(Errno(error).text)")
@@ -180,4 +180,15 @@ package struct ControlClient: Sendable {
         ControlClientError(.failed, "cannot connect to \(socketPath): \(operation): \(Errno(errno).text)")
     }
 
+    /// Who may connect, from the socket's group: `join the group session-cleanup (usermod -aG
+    /// session-cleanup alice, then log in again), or use root`.
+    static func accessAdvice(_ socketPath: String) -> String {
+        var status = stat()
+        guard stat(socketPath, &status) == 0, status.st_gid != 0 else {
+            return "it takes write access, given by the socket's group (SocketGroup=) or root"
+        }
+        let group = AccountLookup.groupName(status.st_gid) ?? String(status.st_gid)
+        let user = AccountLookup.userName(getuid()) ?? "$USER"
+        return "join the group \(group) (usermod -aG \(group) \(user), then log in again), or use root"
+    }
 }

@@ -53,10 +53,4 @@ extension ControlRequest {
     }
 
     private static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
-
-    /// A client-supplied name made safe to quote: at most 32 characters, no control characters.
-    package static func printable(_ text: String) -> String {
-        let cleaned = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
-        return cleaned.count > 32 ? String(cleaned.prefix(32)) + "…" : cleaned
-    }
 }

@@ -17,9 +17,13 @@ extension ControlRequest {
         var fields = try ControlFields(
             value, notAnObject: ControlProtocolError(.badRequest, "a request must be a JSON object"))
         let request = try decode(&fields)
-        if let unknown = fields.firstUnknown {
+        // Not named: an error never sends the request's text back (a mistyped name may be a key).
+        if fields.firstUnknown != nil {
+            let known = fieldNames[request.op, default: []]
             throw ControlProtocolError(
-                .badRequest, "unknown field '\(ControlRequest.printable(unknown))' for op '\(request.op)'")
+                .badRequest,
+                "a field op '\(request.op)' does not take (it takes "
+                    + (known.isEmpty ? "none but 'op')" : "'op', \(known.map { "'\($0)'" }.joined(separator: ", ")))"))
         }
         return request
     }
@@ -32,6 +36,11 @@ extension ControlRequest {
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
+
+    /// The fields each op takes besides `op` (named in the error for one it does not).
+    private static let fieldNames: [String: [String]] = [
+        "register": ["key", "endpoints", "label"], "unregister": ["id"], "end": ["id", "all"], "report": ["run_id"],
+    ]
 
     /// Reads a request's fields, checking every one (see ``decode(line:)``).
     private static func decode(_ fields: inout ControlFields) throws(ControlProtocolError) -> ControlRequest {
@@ -83,7 +92,7 @@ extension ControlRequest {
         default:
             throw ControlProtocolError(
                 .badRequest,
-                "unknown op '\(printable(op))' (expected register, unregister, list, status, end, reload or report)"
+                "unknown op (expected register, unregister, list, status, end, reload or report)"
             )
         }
     }

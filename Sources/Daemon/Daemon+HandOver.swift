@@ -6,11 +6,16 @@ import Systemd
 extension Daemon {
     /// How long a restart hand-over waits for connected clients to finish their requests.
     static let handOverDrainLimit: Duration = .milliseconds(250)
+    /// How long a restart hand-over waits for the calls under way of background runs (an `end`)
+    /// to finish, so that the next process does not make them again.
+    static let handOverCallsLimit: Duration = .seconds(2)
     /// How long a hand-over's last journal entries may be waited for: a restart should be quick.
     static let handOverFlushLimit: Duration = .seconds(1)
 
-    /// Stops taking connections (a socket unit keeps new ones queued for the next process),
-    /// finishes the requests of connected clients for at most ``handOverDrainLimit``, then exits.
+    /// Stops taking connections (a socket unit keeps new ones queued for the next process), lets
+    /// the background runs' calls under way finish for at most ``handOverCallsLimit`` (their
+    /// outcomes recorded), finishes the requests of connected clients for at most
+    /// ``handOverDrainLimit``, then exits.
     func beginHandOver(
         signal: DaemonSignal, sender: Int32, unit: ServiceManagerUnit, jobType: String,
         since received: MonotonicInstant, timing: [JournalField]
@@ -30,18 +35,21 @@ extension Daemon {
             return
         }
         started.statusLine.stop()
-        started.runs.stopForHandOver()
         started.controlServer.close()
-        let deadline = loop.clock.now().advanced(by: Self.handOverDrainLimit)
-        func waitForClients() {
-            guard case .handingOver = phase else { return }
-            if started.controlServer.clientCount == 0 || loop.clock.now() >= deadline {
-                finishHandOver()
-            } else {
-                loop.schedule(after: .milliseconds(2)) { waitForClients() }
+        started.runs.windDownForHandOver(within: Self.handOverCallsLimit) { [weak self] in
+            guard let self, case .handingOver = self.phase else { return }
+            started.runs.stopForHandOver()
+            let deadline = self.loop.clock.now().advanced(by: Self.handOverDrainLimit)
+            func waitForClients() {
+                guard case .handingOver = self.phase else { return }
+                if started.controlServer.clientCount == 0 || self.loop.clock.now() >= deadline {
+                    self.finishHandOver()
+                } else {
+                    self.loop.schedule(after: .milliseconds(2)) { waitForClients() }
+                }
             }
+            waitForClients()
         }
-        waitForClients()
     }
 
     /// Ends the hand-over (the clients are done, the drain limit passed, or a second signal):
@@ -50,6 +58,7 @@ extension Daemon {
         guard case .handingOver(let received) = phase else { return }
         var kept = 0
         if let started {
+            started.runs.stopForHandOver()  // a second signal cut the wait short: the runs stop now
             kept = started.committer.settle(timeout: Self.storeFlushTimeout).kept
             started.committer.close()
             started.controlServer.disconnectAll()

@@ -49,7 +49,8 @@ extension Daemon {
         }
         var notes: [String] = []
         if let activatedSocket = started?.activatedSocket {
-            notes += activatedSocket.reportSettingsNotApplied(configuration.current.control, to: journal)
+            notes += activatedSocket.reportSettingsNotApplied(
+                configuration.current.control, instance: paths.instance, to: journal)
         } else if change.controlSocketChanged {
             let note =
                 "[Control] SocketMode=/SocketGroup= changes take effect at the next start (the socket stays as it is)"
@@ -61,6 +62,7 @@ extension Daemon {
             JournalEntry(
                 .reloaded, "Configuration reloaded from \(configuration.files.count) file(s)",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
+        started?.metrics.sessionsChanged()  // written at once where TextfileDirectory= now says
         notifier.send([.ready, .status(readyStatus)])
         return .applied(files: configuration.files, notes: notes)
     }

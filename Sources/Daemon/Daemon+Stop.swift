@@ -1,5 +1,6 @@
 import Basics
 import Journal
+import Metrics
 import Runs
 import Systemd
 import Vocabulary
@@ -19,7 +20,7 @@ extension Daemon {
         signal: DaemonSignal, sender: Int32, budget: StopBudget, reason: String, timing: [JournalField]
     ) {
         let settings = configuration.current.stop
-        let stop = StopRunBookkeeping(
+        var stop = StopRunBookkeeping(
             budget: budget, runID: RunID.random(), journalDroppedAtStart: journal.droppedEntries)
         phase = .stopping(stop)
         // Tell systemd first: from here on its stop timeout must cover the budget plus the grace.
@@ -34,9 +35,10 @@ extension Daemon {
         let syncBegan = loop.clock.now()
         if let started {
             started.committer.beginStop()
-            if started.committer.store.count > 0 {
-                InterruptedStopRun.recordBegun(
+            if started.committer.store.count > 0, started.committer.store.readOnlyCause == nil {
+                stop.startRecorded = InterruptedStopRun.recordBegun(
                     sessions: started.committer.store.count, in: started.committer.store, journal: journal)
+                phase = .stopping(stop)
             }
         }
         journal.record(
@@ -69,7 +71,8 @@ extension Daemon {
         if let started {
             started.controlServer.close()
             started.controlServer.disconnectAll()
-            let settled = started.committer.settle(timeout: Self.storeFlushTimeout)
+            let settled = started.committer.settle(
+                timeout: Self.storeFlushTimeout, nextStartEndsUnsaved: stop.startRecorded)
             if settled.saved { InterruptedStopRun.recordFinished(in: started.committer.store, journal: journal) }
             left = settled.kept
         }
@@ -96,9 +99,11 @@ extension Daemon {
             until: min(max(loop.clock.now(), budget.deadline).advanced(by: Self.journalFlushLimit), lastFlush))
         if let started, let report {
             // After the flush, so the record counts every entry the journal could not take.
-            LastStopRunDocument.write(
-                RunRecord(report, journalDropped: stop.journalDropped(by: journal)), to: started.committer.store,
-                journal: journal)
+            let record = RunRecord(report, journalDropped: stop.journalDropped(by: journal))
+            LastStopRunDocument.write(record, to: started.committer.store, journal: journal)
+            started.metrics.runFinished(
+                RunMetrics(report, finishedAt: record.finishedAt, journalDropped: record.journalDropped))
+            started.metrics.writeNow()
         }
         started?.committer.close()
         phase = .finished(left == 0 ? .success : .sessionsLeft)

@@ -5,6 +5,7 @@ import EventLoop
 import HTTPEngine
 import JSON
 import Journal
+import Metrics
 import Runs
 import Systemd
 import Vocabulary
@@ -71,6 +72,8 @@ package final class Daemon {
         let activatedSocket: ActivatedSocket?
         /// `STATUS=` while running.
         let statusLine: StatusLine
+        /// node_exporter's textfile, when configured.
+        let metrics: MetricsPublisher
     }
 
     /// Where the daemon's files are.
@@ -114,9 +117,13 @@ package final class Daemon {
             JournalEntry(
                 .started, "session-cleanup \(SessionCleanupVersion.string) starting",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
+        try CoreDumpExclusion.apply()  // before the store brings its keys into memory
         try DaemonPaths.makeDirectory(paths.stateDirectory)
         let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
-        try InterruptedStopRun.recover(committer, journal: journal)
+        if committer.store.readOnlyCause == nil {
+            try InterruptedStopRun.recover(committer, journal: journal)
+            InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        }
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
         let runs = RunCoordinator(
@@ -136,10 +143,28 @@ package final class Daemon {
         let (controlServer, activated) = try ControlSocketSetup.open(
             paths: paths, control: settings.control, loop: loop, handler: self, journal: journal)
         let statusLine = StatusLine(loop: loop, notifier: notifier) { [weak self] in self?.readyStatus ?? "" }
-        committer.onSessionCountChanged = { [weak statusLine] in statusLine?.changed() }
+        let metrics = MetricsPublisher(
+            loop: loop, journal: journal,
+            directory: { [configuration] in configuration.current.metrics.textfileDirectory },
+            sessionsByEndpoint: { [store = committer.store] in
+                var counts: [String: Int] = [:]
+                for (endpoints, count) in store.endpointUsage {
+                    for endpoint in endpoints { counts[endpoint, default: 0] += count }
+                }
+                return counts
+            })
+        if let lastStop, let seeded = RunMetrics(lastStopFacts: lastStop) { metrics.runFinished(seeded) }
+        metrics.sessionsChanged()
+        committer.onSessionCountChanged = { [weak statusLine, weak metrics] in
+            statusLine?.changed()
+            metrics?.sessionsChanged()
+        }
+        runs.onRunFinished = { [weak metrics] report in
+            metrics?.runFinished(RunMetrics(report, finishedAt: wallClockMicroseconds(), journalDropped: 0))
+        }
         started = Started(
             committer: committer, runs: runs, requests: requests, controlServer: controlServer,
-            activatedSocket: activated, statusLine: statusLine)
+            activatedSocket: activated, statusLine: statusLine, metrics: metrics)
         reportUnconfiguredEndpoints()
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
@@ -174,7 +199,10 @@ package final class Daemon {
     /// `STATUS=` while running: sessions, endpoints, budget.
     var readyStatus: String {
         let settings = configuration.current
-        return "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+        let degraded =
+            started?.committer.store.readOnlyCause == nil
+            ? "" : "Degraded (state directory read-only, nothing new accepted): "
+        return degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
             + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
             + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
     }

@@ -6,6 +6,9 @@ package enum ExitStatus: Int32, Sendable {
     case startFailed = 1
     /// Bad command line.
     case usage = 2
+    /// A client verb (`status`): the daemon is not running — what `systemctl status` exits with
+    /// for a stopped unit.
+    case notRunning = 3
     /// Stopped, but some sessions are kept for the next start (`EX_TEMPFAIL`).
     case sessionsLeft = 75
     /// The configuration is invalid (`EX_CONFIG`).

@@ -12,6 +12,9 @@ struct StopRunBookkeeping {
     let runID: RunID
     /// ``JournalSink/droppedEntries`` when the stop began.
     let journalDroppedAtStart: Int
+    /// Whether the stop run's start is durable (``InterruptedStopRun``): then the next start ends
+    /// every session this stop leaves without a saved outcome; else only the next stop does.
+    var startRecorded = false
 
     /// The fields naming the stop run on its entries.
     var journalFields: [JournalField] {

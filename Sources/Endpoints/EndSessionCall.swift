@@ -58,19 +58,22 @@ package struct EndSessionCall: Sendable {
         let url = template.url(with: encoded)
         var headers: [String]
         if template.headersNeedKey {
-            headers = endpoint.headers.map { $0.replacingText(Self.placeholder, with: secret) }
+            headers = template.headers.map { $0.replacingText(Self.placeholder, with: secret) }
             if let token { headers.append(EndpointTemplate.bearer(token)) }
         } else if let token {
             headers =
                 token == template.token
-                ? template.headersWithToken : endpoint.headers + [EndpointTemplate.bearer(token)]
+                ? template.headersWithToken : template.headers + [EndpointTemplate.bearer(token)]
         } else {
-            headers = endpoint.headers
+            headers = template.headers
         }
-        let body = endpoint.body.map { template -> [UInt8] in
+        var body = endpoint.body.map { template -> [UInt8] in
             let isJSON = template.hasPrefix("{") || template.hasPrefix("[")
             let filled = isJSON ? Self.jsonEscaped(secret) : Self.percentEncoded(secret)
             return Array(template.replacingText(Self.placeholder, with: filled).utf8)
+        }
+        if let fields = template.clientFields {
+            body = (body.map { $0.isEmpty ? [] : $0 + [UInt8(ascii: "&")] } ?? []) + fields
         }
         return HTTPRequest(
             url: url, redactedURL: redactedURL, method: template.method, headers: headers, body: body,
@@ -153,6 +156,11 @@ package final class EndpointTemplate: Sendable {
     let method: HTTPRequest.Method
     /// Whether a header holds `{session}` (then each call fills its headers in).
     let headersNeedKey: Bool
+    /// The endpoint's headers, with the `Authorization: Basic` of its `ClientCredential=` when
+    /// that is how the client authenticates.
+    let headers: [String]
+    /// `client_id=…&client_secret=…` to add to every body (`ClientAuthentication=post`), or nil.
+    let clientFields: [UInt8]?
     /// The endpoint's bearer token (from its `TokenCredential=`), and its headers with it added.
     package let token: String?
     let headersWithToken: [String]
@@ -165,13 +173,27 @@ package final class EndpointTemplate: Sendable {
     package let unavailable: String?
 
     /// Prepares `configuration`, with systemd credentials' contents by name (``CredentialReader``):
-    /// its `TokenCredential=` and `ProxyCredential=` are looked up there.
+    /// its `TokenCredential=`, `ClientCredential=` and `ProxyCredential=` are looked up there.
     package init(_ configuration: EndpointConfiguration, credentials: [String: String] = [:]) {
         self.configuration = configuration
         var unavailable: String?
         if let name = configuration.tokenCredential, credentials[name] == nil {
             unavailable = "credential '\(name)' for endpoint '\(configuration.name)' is unavailable"
         }
+        var client: ClientCredential?
+        if let name = configuration.clientCredential {
+            client = credentials[name].flatMap(ClientCredential.init)
+            if client == nil {
+                let problem = credentials[name] == nil ? "is unavailable" : "does not hold client_id:client_secret"
+                unavailable = "client credential '\(name)' for endpoint '\(configuration.name)' \(problem)"
+            }
+        }
+        switch (client, configuration.clientAuthentication) {
+        case (let client?, .basic): headers = configuration.headers + [client.basicHeader(encodingParts: true)]
+        case (let client?, .basicRaw): headers = configuration.headers + [client.basicHeader(encodingParts: false)]
+        default: headers = configuration.headers
+        }
+        clientFields = configuration.clientAuthentication == .post ? client.map { Array($0.formFields.utf8) } : nil
         var credential: HTTPProxy.Credential?
         if let name = configuration.proxyCredential {
             if let text = credentials[name], let colon = text.firstIndex(of: ":"), colon != text.startIndex {
@@ -197,9 +219,9 @@ package final class EndpointTemplate: Sendable {
             .map(String.init)
         urlLength = urlPieces.reduce(0) { $0 + $1.utf8.count }
         method = HTTPRequest.Method(rawValue: configuration.method) ?? .get
-        headersNeedKey = configuration.headers.contains { $0.containsText(EndSessionCall.placeholder) }
+        headersNeedKey = headers.contains { $0.containsText(EndSessionCall.placeholder) }
         token = configuration.tokenCredential.flatMap { credentials[$0] }
-        headersWithToken = configuration.headers + (token.map { [Self.bearer($0)] } ?? [])
+        headersWithToken = headers + (token.map { [Self.bearer($0)] } ?? [])
     }
 
     /// The URL with `encodedKey` in every `{session}`, written into one string of its final size.

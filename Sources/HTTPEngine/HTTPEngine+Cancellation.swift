@@ -20,6 +20,14 @@ extension HTTPEngine {
         return ccurl_transfer_request_sent(handle) != 0
     }
 
+    /// Whether the connection of transfer `id` shows its request never reached the server's TCP
+    /// (`ccurl_transfer_request_unacknowledged`: established, none of its bytes acknowledged after
+    /// two retransmissions); false for a transfer unknown or completed, or when it cannot tell.
+    package func requestUnacknowledged(_ id: TransferID) -> Bool {
+        guard let handle = transfers[id.rawValue]?.handle else { return false }
+        return ccurl_transfer_request_unacknowledged(handle) != 0
+    }
+
     /// Cancels every active transfer, in the order they were started; each completion runs with
     /// `.cancelled` before this returns. Transfers that those completions start are not cancelled.
     package func cancelAll() {

@@ -10,7 +10,10 @@
 ///
 /// 1. The first transfer goes alone (a probe); the others wait in the engine.
 /// 2. Its connection's ALPN, once the connection is up, tells the version (OpenSSL; otherwise
-///    its reply does). HTTP/1.x (or no reply): no limit and no waiting from then on.
+///    its reply does). HTTP/1.x: no limit and no waiting from then on. No reply (refused,
+///    timed out): nothing learned, so nothing pinned — no limit and no waiting (probing again
+///    would run the calls to a server that does not answer one at a time), and the next reply
+///    tells, as for an origin assumed HTTP/1.1 below.
 ///    HTTP/2: `streamsPerConnection` per connection believed open, plus one transfer (the
 ///    opener) that may open the next connection, all with PIPEWAIT; while the opener's
 ///    connection is being set up nobody else starts beyond the open connections' streams, and
@@ -30,6 +33,8 @@ struct MultiplexPlanner {
         case http1
         /// HTTP/1.x as an earlier run said, until a reply says otherwise.
         case assumedHTTP1
+        /// The probe got no reply: no limit meanwhile, and the next reply tells.
+        case unanswered
     }
 
     /// Streams the engine puts on one HTTP/2 connection (also libcurl's
@@ -53,7 +58,7 @@ struct MultiplexPlanner {
             states[origin] = .probing(tag)
             awaited[origin] = tag
             return false
-        case .probing, .http1, .assumedHTTP1:
+        case .probing, .http1, .assumedHTTP1, .unanswered:
             return false
         case .http2(let connections, let opener):
             if opener == nil, running > connections * streamsPerConnection {
@@ -73,7 +78,7 @@ struct MultiplexPlanner {
     /// How many transfers of `origin` may run now (nil: no limit of the planner's).
     func limit(_ origin: Int) -> Int? {
         switch states[origin] {
-        case nil, .http1, .assumedHTTP1: return nil
+        case nil, .http1, .assumedHTTP1, .unanswered: return nil
         case .probing: return 1
         case .http2(let connections, _):
             // The opener counts among those running but uses none of the open connections' streams.
@@ -109,7 +114,11 @@ struct MultiplexPlanner {
         switch states[origin] {
         case .probing(let probe) where probe == tag:
             awaited[origin] = nil
-            states[origin] = version == "2" ? .http2(connections: 1, opener: nil) : .http1
+            switch version {
+            case "2": states[origin] = .http2(connections: 1, opener: nil)
+            case nil: states[origin] = .unanswered
+            default: states[origin] = .http1
+            }
         case .http2(let connections, let opener):
             if version != nil, version != "2" {
                 states[origin] = .http1
@@ -118,9 +127,11 @@ struct MultiplexPlanner {
                 awaited[origin] = nil
                 states[origin] = .http2(connections: connections + (opened ? 1 : 0), opener: nil)
             }
-        case .assumedHTTP1 where version == "2":
+        case .assumedHTTP1 where version == "2", .unanswered where version == "2":
             // Out of date: each transfer running has a connection of its own, shared from now on.
             states[origin] = .http2(connections: max(1, running), opener: nil)
+        case .unanswered where version != nil:
+            states[origin] = .http1
         default:
             break
         }

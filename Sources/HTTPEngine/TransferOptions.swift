@@ -89,11 +89,17 @@ enum TransferOptions {
         }
 
         var hasExpect = false
+        var hasUserAgent = false
         for line in request.headers {
             if line.utf8.count >= 7, line.lowercased().hasPrefix("expect:") { hasExpect = true }
+            if line.lowercased().hasPrefix("user-agent:") { hasUserAgent = true }
             guard line.withCString({ ccurl_transfer_add_header(transfer, $0) }) == 0 else {
                 throw HTTPEngineError("add header", subject, detail: "out of memory")
             }
+        }
+        // Servers' logs name the caller (an endpoint's own Header=User-Agent: wins).
+        if !hasUserAgent, ccurl_transfer_add_header(transfer, Self.userAgent) != 0 {
+            throw HTTPEngineError("add header", subject, detail: "out of memory")
         }
         // libcurl would wait up to a second for `100 Continue` before sending a large body.
         if sendsBody, !hasExpect, ccurl_transfer_add_header(transfer, "Expect:") != 0 {
@@ -101,6 +107,9 @@ enum TransferOptions {
         }
         try check(ccurl_transfer_apply_headers(transfer), "CURLOPT_HTTPHEADER", subject)
     }
+
+    /// `User-Agent: session-cleanup/0.1.0`, on every request.
+    static let userAgent = "User-Agent: session-cleanup/\(SessionCleanupVersion.string)"
 
     static func check(_ rc: CURLcode, _ operation: String, _ subject: String) throws {
         guard rc == CURLE_OK else {

@@ -12,6 +12,10 @@ import Glibc
 /// queue is full the entry is dropped and counted — never waited for — and the count goes out
 /// with the next entry that gets through (`JOURNAL_DROPPED=`) and in each run's summary. At
 /// exit, ``flush(until:idleLimit:)`` waits a bounded time for the rest.
+///
+/// An entry journald's socket refuses for good (journald gone, a memfd for a large entry that
+/// could not be made) goes out as an stderr line instead — that entry alone: the queue is kept,
+/// and the next entry tries the journal again (reconnecting when journald was restarted).
 package final class Journal: JournalSink {
     /// Where entries go.
     package enum Destination: Sendable {
@@ -23,8 +27,10 @@ package final class Journal: JournalSink {
 
     /// The identifier entries carry (`SYSLOG_IDENTIFIER=`).
     package let identifier: String
-    private var transport: any JournalTransport
-    private var native: Bool
+    private let transport: any JournalTransport
+    private let native: Bool
+    /// Where an entry journald refused goes instead.
+    private lazy var standardError = StandardErrorTransport()
     private var queue: JournalQueue
     private weak var loop: EventLoop?
     private var watched: Int32?
@@ -35,10 +41,12 @@ package final class Journal: JournalSink {
     /// Entries queued since the last attempt to drain during a burst.
     private var queuedSinceDrain = 0
 
-    /// Entries dropped so far: the queue was full, or the destination failed for good.
+    /// Entries dropped so far: the queue was full, or neither journald nor stderr took them.
     package private(set) var droppedEntries = 0
-    /// Entries written so far.
+    /// Entries written so far (to the destination).
     package private(set) var writtenEntries = 0
+    /// Entries journald's socket refused that went out as stderr lines instead.
+    package private(set) var standardErrorEntries = 0
     /// Entries waiting to be written.
     package var pendingEntries: Int { queue.count }
 
@@ -85,8 +93,11 @@ package final class Journal: JournalSink {
             case .blocked:
                 return enqueue(bytes, essential: !entry.event.isBulk)
             case .failed:
-                // The native socket is gone for good: say it on stderr instead (re-encoded).
-                if fallBack() { continue }
+                // journald refused this entry: this one goes to stderr; the next tries journald again.
+                if native, writeToStandardError(JournalEncoding.line(entry, dropped: unreported)) {
+                    unreported = 0
+                    return true
+                }
                 droppedEntries += 1
                 unreported += 1
                 return false
@@ -214,11 +225,15 @@ package final class Journal: JournalSink {
                 armWritability()
                 return
             case .failed:
-                if headOffset == 0, fallBack() { return }
+                // This entry alone goes to stderr (re-encoded); the rest stay queued for journald.
+                let onStandardError =
+                    native && headOffset == 0 && writeToStandardError(JournalEncoding.line(fromNative: bytes))
                 headOffset = 0
                 queue.removeNext()
-                droppedEntries += 1
-                unreported += 1
+                if !onStandardError {
+                    droppedEntries += 1
+                    unreported += 1
+                }
             }
         }
         disarmWritability()
@@ -237,18 +252,18 @@ package final class Journal: JournalSink {
         }
     }
 
-    /// The native socket failed for good: from now on write stderr lines (journald's stream,
-    /// when it still works). What is queued is native bytes: dropped, counted, and reported in
-    /// the first line. False when already on stderr.
-    private func fallBack() -> Bool {
-        guard native else { return false }
-        native = false
-        disarmWritability()
-        transport = StandardErrorTransport()
-        let dropped = queue.removeAll()
-        headOffset = 0
-        droppedEntries += dropped
-        unreported += dropped
+    /// Writes one whole line to stderr without waiting (journald's stream, when it still works):
+    /// false when stderr has no room or fails (nothing half written is retried).
+    private func writeToStandardError(_ line: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < line.count {
+            let result = line.withUnsafeBytes { raw in
+                standardError.write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+            }
+            guard case .wrote(let count) = result else { return false }
+            offset += count
+        }
+        standardErrorEntries += 1
         return true
     }
 

@@ -1,3 +1,5 @@
+import Basics
+
 /// The bytes of an entry in the two forms the daemon writes: journald's native protocol (one
 /// datagram per entry) and a readable stderr line with sd-daemon's `<N>` priority prefix.
 enum JournalEncoding {
@@ -22,6 +24,10 @@ enum JournalEncoding {
             switch field.content {
             case .text(let value):
                 append(field.name.rawValue, value, to: &bytes)
+                // The catalog cannot format numbers: a duration gets its twin for people.
+                if let twin = JournalField.Name.humanTwins[field.name.rawValue], let usec = Int64(value) {
+                    append(twin, HumanText.duration(microseconds: usec), to: &bytes)
+                }
             case .sessionID(let id):
                 appendUTF8(field.name.rawValue, to: &bytes)
                 bytes.append(UInt8(ascii: "="))
@@ -61,6 +67,51 @@ enum JournalEncoding {
         bytes.append(contentsOf: "]\n".utf8)
         return bytes
     }
+
+    /// An entry encoded by ``native(_:identifier:dropped:)`` as ``line(_:dropped:)`` would have
+    /// written it (journald refused it): `<PRIORITY>MESSAGE [the other fields]`, without
+    /// `SYSLOG_IDENTIFIER`, `MESSAGE_ID` and `CODE_*`. Malformed bytes end the fields read.
+    static func line(fromNative bytes: [UInt8]) -> [UInt8] {
+        var fields: [(name: ArraySlice<UInt8>, value: ArraySlice<UInt8>)] = []
+        var index = 0
+        while index < bytes.count, let end = bytes[index...].firstIndex(where: { $0 == newline || $0 == equals }) {
+            let name = bytes[index..<end]
+            if bytes[end] == equals {
+                let stop = bytes[(end + 1)...].firstIndex(of: newline) ?? bytes.count
+                fields.append((name, bytes[(end + 1)..<stop]))
+                index = stop + 1
+            } else {
+                guard end + 9 <= bytes.count else { break }
+                var length: UInt64 = 0
+                for offset in 0..<8 { length |= UInt64(bytes[end + 1 + offset]) << (8 * UInt64(offset)) }
+                let start = end + 9
+                guard length <= UInt64(bytes.count - start) else { break }
+                fields.append((name, bytes[start..<(start + Int(length))]))
+                index = start + Int(length) + 1
+            }
+        }
+        func value(_ name: String) -> ArraySlice<UInt8> {
+            fields.first { $0.name.elementsEqual(name.utf8) }?.value ?? []
+        }
+        let skipped: Set<String> = ["MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "MESSAGE_ID"]
+        var line: [UInt8] = Array("<".utf8) + value("PRIORITY") + Array(">".utf8)
+        appendOneLine(String(decoding: value("MESSAGE"), as: UTF8.self), to: &line)
+        line.append(contentsOf: " [".utf8)
+        var first = true
+        for field in fields {
+            let name = String(decoding: field.name, as: UTF8.self)
+            guard !skipped.contains(name), !name.hasPrefix("CODE_") else { continue }
+            if !first { line.append(UInt8(ascii: " ")) }
+            first = false
+            line.append(contentsOf: field.name)
+            line.append(equals)
+            appendOneLine(String(decoding: field.value, as: UTF8.self), to: &line)
+        }
+        line.append(contentsOf: "]\n".utf8)
+        return line
+    }
+
+    private static let equals = UInt8(ascii: "=")
 
     private static func message(_ entry: JournalEntry, dropped: Int) -> String {
         guard dropped > 0 else { return entry.message }

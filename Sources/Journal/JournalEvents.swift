@@ -41,7 +41,7 @@ extension JournalEvent {
     package static let storeLoaded = JournalEvent(
         "store-loaded", id: "c4380df76d85412bac2085871d110f20", .info, subject: "Session store loaded",
         """
-        The daemon read its session store: @SESSIONS_TOTAL@ sessions in @DURATION_USEC@ µs.
+        The daemon read its session store: @SESSIONS_TOTAL@ sessions in @DURATION@.
         Sessions that an earlier stop run could not end are ended in the background once the
         daemon is ready ([Start] LeftoverBudgetSec=).
         """)
@@ -71,6 +71,20 @@ extension JournalEvent {
         many sessions the files still hold: sessions ended but not yet removed on disk are ended
         again after the next start. Check the free space and the health of the file system holding
         the state directory (/var/lib/session-cleanup).
+        """)
+
+    /// The state directory cannot be written: the daemon runs degraded.
+    package static let storeReadOnly = JournalEvent(
+        "store-read-only", id: "3a0fa04cdf1f420bba4f984a779f8327", .error,
+        subject: "The state directory cannot be written: running degraded",
+        """
+        The state directory could not be opened for writing: @ERROR@
+        Rather than refusing to start (which would leave the stored sessions without a daemon to
+        end them), session-cleanup runs degraded: it loaded the @SESSIONS_TOTAL@ stored sessions,
+        refuses every registration and unregistration with an error saying why, and still ends the
+        stored sessions at the stop (their results are not saved: those it could not end are
+        ended again at the next stop). STATUS= and `session-cleanup status` say so too. Make the
+        file system holding the state directory writable again and restart the service.
         """)
 
     /// The store rewrote itself from memory after a failed write: changes are saved again.
@@ -114,7 +128,7 @@ extension JournalEvent {
         subject: "Session store compacted",
         """
         The session store's log had grown long, so the daemon wrote a new snapshot of its
-        @SESSIONS_TOTAL@ sessions in the background (in @DURATION_USEC@ µs) and started a new, empty
+        @SESSIONS_TOTAL@ sessions in the background (in @DURATION@) and started a new, empty
         log. Compaction never runs while the daemon is stopping.
         """)
 
@@ -155,7 +169,7 @@ extension JournalEvent {
         "ready", id: "ae1dbe7f70744949acf389c3fed83683", .info, subject: "session-cleanup is ready",
         """
         The daemon is ready: @SESSIONS_TOTAL@ sessions are registered and will be ended when the
-        unit stops, within a budget of @BUDGET_USEC@ µs. Start-up took @DURATION_USEC@ µs.
+        unit stops, within a budget of @BUDGET@. Start-up took @DURATION@.
         """)
 
     // MARK: Reload
@@ -215,6 +229,18 @@ extension JournalEvent {
         the configuration.
         """)
 
+    /// The metrics file (`[Metrics] TextfileDirectory=`) could not be written.
+    package static let metricsWriteFailed = JournalEvent(
+        "metrics-write-failed", id: "65409e07a15d4fc583d1060bfa7a6298", .warning,
+        subject: "The metrics file could not be written",
+        """
+        The daemon could not replace session_cleanup.prom in [Metrics] TextfileDirectory= (ERROR=
+        says which step failed and where), so node_exporter shows older figures or none. The
+        directory must exist and be writable by the service's user, and the unit must allow the
+        path (ReadWritePaths=; the shipped unit allows /var/lib/prometheus/node-exporter). The
+        daemon tries again at the next change; it journals this once until a write succeeds.
+        """)
+
     // MARK: Sessions
 
     /// One registration (debug: registrations are summarised at info by `registrations`).
@@ -259,7 +285,7 @@ extension JournalEvent {
     package static let runBegun = JournalEvent(
         "run-begun", id: "07ed9b5600d9442e864cfefecb78e4ff", .info, subject: "Ending sessions in the background",
         """
-        A @RUN_KIND@ run began ending @SESSIONS_TOTAL@ sessions with a budget of @BUDGET_USEC@ µs.
+        A @RUN_KIND@ run began ending @SESSIONS_TOTAL@ sessions with a budget of @BUDGET@.
         Every entry of the run carries SESSION_CLEANUP_RUN_ID=@SESSION_CLEANUP_RUN_ID@:
         journalctl SESSION_CLEANUP_RUN_ID=@SESSION_CLEANUP_RUN_ID@ shows them all.
         """)
@@ -280,7 +306,7 @@ extension JournalEvent {
         subject: "Sessions handed over to the restarted daemon",
         """
         The daemon kept its @SESSIONS_TOTAL@ sessions for the restarted daemon and exited after
-        @DURATION_USEC@ µs. Nothing was ended; the next start lists them all.
+        @DURATION@. Nothing was ended; the next start lists them all.
         """)
 
     /// The configuration for the restarted daemon could not be checked before a hand-over.
@@ -299,7 +325,7 @@ extension JournalEvent {
         "stop-begun", id: "f0c7b3496fc546efa0acfe2148663258", .info, subject: "Stop run begun",
         """
         The daemon received @SIGNAL@ and began ending its @SESSIONS_TOTAL@ sessions within a budget
-        of @BUDGET_USEC@ µs. It told systemd to wait for the budget plus 5 s
+        of @BUDGET@. It told systemd to wait for the budget plus 5 s
         (EXTEND_TIMEOUT_USEC=). The run's entries carry SESSION_CLEANUP_RUN_ID=@SESSION_CLEANUP_RUN_ID@;
         "session-cleanup report" shows the result after the next start.
         """)
@@ -370,7 +396,7 @@ extension JournalEvent {
     package static let runFinished = JournalEvent(
         "run-finished", id: "85a8bf9bd2f147b1952eecacfd5131ba", .info, subject: "Run finished",
         """
-        The @RUN_KIND@ run ended @SESSIONS_ENDED@ of @SESSIONS_TOTAL@ sessions in @DURATION_USEC@ µs;
+        The @RUN_KIND@ run ended @SESSIONS_ENDED@ of @SESSIONS_TOTAL@ sessions in @DURATION@;
         @SESSIONS_LEFT@ are kept and ended after the next start. Calls: @CALLS_TOTAL@ in all,
         @CALLS_ENDED@ ended, @CALLS_REJECTED@ rejected, @CALLS_FAILED@ failed,
         @CALLS_UNCONFIRMED@ unconfirmed (sent, no answer), @CALLS_EXPIRED@ expired, @CALLS_NOT_STARTED@ not started. The run wrote @JOURNAL_ENTRIES@ call entries;
@@ -383,7 +409,7 @@ extension JournalEvent {
     package static let stopped = JournalEvent(
         "stopped", id: "adb03cd4e0a047b4bf22984cde6075b7", .info, subject: "session-cleanup stopped",
         """
-        The stop took @DURATION_USEC@ µs and left @TIME_REMAINING_USEC@ µs of the budget.
+        The stop took @DURATION@ and left @TIME_REMAINING@ of the budget.
         @SESSIONS_LEFT@ sessions are kept for the next start (exit status 75 when there are any,
         which the unit counts as success).
         """)
@@ -440,11 +466,12 @@ extension JournalEvent {
 
     /// Every kind, in catalog order.
     package static let all: [JournalEvent] = [
-        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeWriteFailed, storeRecovered,
+        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed, storeRecovered,
         storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
-        controlSettingIgnored, controlSocket, runBegun, handOverBegun, nextStartUnchecked, handedOver, stopBegun,
+        controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
+        handedOver, stopBegun,
         secondSignal, expired,
         endpointsDropped, callFinished, callsEnded, runFinished, stopped,
         engineFailed, engineError, credentialMissing, journalIncomplete, notifyFailed,

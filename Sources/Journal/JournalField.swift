@@ -42,6 +42,11 @@ package struct JournalField: Sendable, Equatable {
         package static let timeRemainingUsec = Name(constant: "TIME_REMAINING_USEC")
         /// `DURATION_USEC`: how long something took.
         package static let durationUsec = Name(constant: "DURATION_USEC")
+        /// `BUDGET`, `TIME_REMAINING`, `DURATION`: the three above for people (`25 s`, `120 ms`),
+        /// added by the journal writer beside each; what `journalctl -x`'s catalog text shows.
+        package static let humanTwins: [String: String] = [
+            "BUDGET_USEC": "BUDGET", "TIME_REMAINING_USEC": "TIME_REMAINING", "DURATION_USEC": "DURATION",
+        ]
         /// `SIGNAL`: the signal that caused an event, e.g. `SIGTERM`.
         package static let signal = Name(constant: "SIGNAL")
         /// `SENDER_PID`: the process that sent a signal.
@@ -50,6 +55,8 @@ package struct JournalField: Sendable, Equatable {
         package static let configFile = Name(constant: "CONFIG_FILE")
         /// `ERROR`: a cause, never containing secrets.
         package static let error = Name(constant: "ERROR")
+        /// `FAILURES`: how many failures one coalesced entry stands for.
+        package static let failures = Name(constant: "FAILURES")
         /// `ERRNO`: the errno of a failed call (journald's own convention).
         package static let errno = Name(constant: "ERRNO")
         /// `SESSION_ID`: a session's non-secret id.

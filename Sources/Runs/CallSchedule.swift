@@ -22,6 +22,9 @@ struct CallSchedule {
     private var gate = OriginGate()
     /// Requests in flight.
     private(set) var inFlight = 0
+    /// Requests sent again because the server's TCP never acknowledged them
+    /// (``CleanupRun/keepTimeouts()``).
+    var unacknowledged = 0
 
     /// The schedule of every call of `sessions`, at the endpoints' `templates` by name, with at
     /// most `maxConcurrent` requests in flight.

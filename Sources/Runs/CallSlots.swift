@@ -48,6 +48,8 @@ struct CallUnderWay {
     var attempts = 0
     /// When its first request started.
     var firstStart: MonotonicInstant?
+    /// When its latest request started.
+    var attemptStart: MonotonicInstant?
     /// The last retryable failure's cause and HTTP status (if the server answered).
     var lastCause = ""
     var lastStatus: Int?

@@ -58,7 +58,12 @@ package final class CleanupRun {
     var timers = RunTimers()
     /// When each origin (by number, ``CallLine/Call/origin``) last answered a request of the
     /// run: while it answers, its requests are given the time that remains (``keepTimeouts()``).
-    private var lastAnswer: [Int: MonotonicInstant] = [:]
+    var lastAnswer: [Int: MonotonicInstant] = [:]
+    /// Set by ``windDown(then:)``: no call starts any more, and this runs once no request is
+    /// under way.
+    private var onQuiet: (() -> Void)?
+    /// Whether ``windDown(then:)`` was called: no call starts any more.
+    private var windingDown = false
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -119,8 +124,8 @@ package final class CleanupRun {
     // MARK: Starting calls
 
     /// Starts the next calls while there is room, the budget allows, and calls are left.
-    private func pump() {
-        while !finished && schedule.hasRoom, let slot = schedule.next() {
+    func pump() {
+        while !finished && !windingDown && schedule.hasRoom, let slot = schedule.next() {
             guard case .queued = schedule[slot].state else { continue }
             let endSession = schedule[slot].endSession
             if !budget.allowsNewRequest {
@@ -156,7 +161,9 @@ package final class CleanupRun {
         do {
             let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }
             schedule.started(slot, transfer: id)
-            if schedule[slot].firstStart == nil { schedule[slot].firstStart = loop.clock.now() }
+            let now = loop.clock.now()
+            schedule[slot].attemptStart = now
+            if schedule[slot].firstStart == nil { schedule[slot].firstStart = now }
         } catch {
             finish(slot, .failed(cause: "could not start the request: \(error)"))
         }
@@ -211,6 +218,26 @@ package final class CleanupRun {
         }
         pump()
         finishIfDone()
+        quietIfIdle()
+    }
+
+    // MARK: Winding down
+
+    /// Before a hand-over to a restarted daemon: starts no call any more (neither from the line
+    /// nor a retry) and runs `then` once no request is under way — at once if none is. The
+    /// requests under way finish and are recorded as usual, so the next process does not call
+    /// them again; the owner abandons the run afterwards (``abandon()``), at the latest when its
+    /// own deadline passes.
+    package func windDown(then: @escaping () -> Void) {
+        windingDown = true
+        onQuiet = then
+        quietIfIdle()
+    }
+
+    private func quietIfIdle() {
+        guard let onQuiet, finished || schedule.inFlight == 0 else { return }
+        self.onQuiet = nil
+        onQuiet()
     }
 
     /// After a retryable failure: the call in `slot` waits to retry, or ends with that failure.
@@ -221,8 +248,7 @@ package final class CleanupRun {
         case .giveUp:
             finish(
                 slot,
-                RetryPolicy.outcomeOfGivingUp(
-                    cause: schedule[slot].lastCause, status: schedule[slot].lastStatus, attempts: attempts))
+                RetryPolicy.outcomeOfGivingUp(cause: schedule[slot].lastCause, status: schedule[slot].lastStatus))
         case .retry(let delay):
             let number = schedule[slot].number
             let timer = loop.schedule(after: delay) { [weak self] in self?.retryNow(slot, number) }
@@ -239,7 +265,7 @@ package final class CleanupRun {
     }
 
     private static func notAttempted(_ origin: String, _ cause: String) -> CallOutcome {
-        .failed(cause: "not attempted: \(origin) is unreachable (\(cause))")
+        .failed(cause: "\(origin) is unreachable (\(cause)); no request was sent")
     }
 
     // MARK: Outcomes
@@ -288,6 +314,7 @@ package final class CleanupRun {
         let completion = self.completion
         self.completion = nil
         completion?(report)
+        quietIfIdle()
     }
 
     // MARK: Progress
@@ -301,42 +328,5 @@ package final class CleanupRun {
         guard !finished else { return }
         onProgress?(progressText)
         timers.scheduleProgress(in: loop) { [weak self] in self?.reportProgress() }
-    }
-
-    // MARK: Timeouts
-
-    /// Keeps each endpoint's `TimeoutSec=` for the requests started with the budget's rest as
-    /// their timeout (``start(_:_:)``), checked with the progress report (every 250 ms). The
-    /// rule: a request past its endpoint's timeout is abandoned only if its origin answered no
-    /// request of the run within that timeout, and only once it was sent — it is then
-    /// `unconfirmed` and not sent again. While the origin answers others, the server is working
-    /// through a queue that holds this request too: abandoning it would free nothing at the
-    /// server, and the answer may still come before the budget's end. A request still waiting
-    /// for a connection keeps waiting: it was never sent, and is no attempt.
-    /// (The timeout is measured from the call's first request.)
-    private func keepTimeouts() {
-        let now = loop.clock.now()
-        var abandoned = false
-        for slot in schedule.underWayInOrder {
-            guard case .inFlight(let id) = schedule[slot].state, let origin = schedule[slot].origin,
-                let started = schedule[slot].firstStart
-            else { continue }
-            let limit = schedule[slot].endSession.template.configuration.timeout
-            guard now.duration(since: started) >= limit else { continue }
-            if let answered = lastAnswer[origin], now.duration(since: answered) < limit { continue }
-            guard transport.requestSent(id) else { continue }
-            let cause =
-                "the request was sent, but no answer came within \(limit.humanReadable), "
-                + "and \(schedule[slot].endSession.origin) answered nothing else meanwhile"
-            // Recorded first: the cancelled completion then finds the call done and is ignored.
-            finish(slot, .unconfirmed(cause: cause))
-            schedule.stopped(slot)
-            transport.cancel(id)
-            abandoned = true
-        }
-        if abandoned {
-            pump()
-            finishIfDone()
-        }
     }
 }

@@ -73,10 +73,11 @@ struct RetryPolicy {
         return canRetry ? .retry(after: delay) : .giveUp
     }
 
-    /// The outcome of a call that gives up after `attempts` requests, the last of which failed
-    /// with `cause` (and HTTP `status` if the server answered): `rejected` when it answered.
-    static func outcomeOfGivingUp(cause: String, status: Int?, attempts: Int) -> CallOutcome {
-        status.map { .rejected(status: $0, reason: "\(cause) after \(attempts) attempts") }
-            ?? .failed(cause: attempts > 1 ? "\(cause) (after \(attempts) attempts)" : cause)
+    /// The outcome of a call that gives up, its last request having failed with `cause` (and
+    /// HTTP `status` if the server answered): `rejected` when it answered. The number of
+    /// attempts is the result's own field (`ATTEMPTS=`, the reports' ATTEMPTS column), never
+    /// repeated in the cause: one form of it everywhere.
+    static func outcomeOfGivingUp(cause: String, status: Int?) -> CallOutcome {
+        status.map { .rejected(status: $0, reason: cause) } ?? .failed(cause: cause)
     }
 }

@@ -26,6 +26,9 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
         case syncFailed
         /// The store was closed.
         case closed
+        /// The store was opened read-only (its directory cannot be written): it holds what is
+        /// stored and accepts nothing new.
+        case readOnly
     }
 
     /// Broad class of failure.

@@ -19,9 +19,16 @@ package protocol HTTPTransport: AnyObject {
     /// Whether the request of transfer `id`, not yet completed, was written to its connection
     /// (``HTTPResult/requestSent``); false for a transfer unknown or completed.
     func requestSent(_ id: TransferID) -> Bool
+    /// Whether the connection of transfer `id`, not yet completed, shows that the server never
+    /// received what was written to it: its TCP acknowledged none of the bytes, retransmitted
+    /// at least twice (a full accept queue drops them). Such a request is no attempt: sent
+    /// again on a new connection, the server gets it once. False whenever it cannot tell.
+    func requestUnacknowledged(_ id: TransferID) -> Bool
 }
 
 extension HTTPTransport {
     /// A transport that cannot tell says never: its calls are retried as before.
     package func requestSent(_ id: TransferID) -> Bool { false }
+    /// A transport that cannot tell says never: its requests wait as long as the run lets them.
+    package func requestUnacknowledged(_ id: TransferID) -> Bool { false }
 }

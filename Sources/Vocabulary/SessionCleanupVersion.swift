@@ -1,5 +1,14 @@
+import CVersion
+
 /// The version printed by `session-cleanup --version`.
 package enum SessionCleanupVersion {
-    /// Semantic version of this build.
-    package static let string = "0.1.0"
+    /// The source's version.
+    package static let source = "0.1.0"
+
+    /// Semantic version of this build: the source's, or the one a package was built with
+    /// (`scripts/package.sh --version V`), so that the binary and its package agree.
+    package static let string: String = {
+        let override = String(cString: cversion_override())
+        return override.isEmpty ? source : override
+    }()
 }

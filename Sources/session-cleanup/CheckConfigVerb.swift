@@ -31,8 +31,18 @@ enum CheckConfigVerb: Verb {
         do throws(ConfigurationError) {
             let loaded = try ConfigurationLoader.read(path: paths.configFile, required: paths.configRequired)
             let (configuration, files) = (loaded.configuration, loaded.files)
-            if !options.has("--no-host-checks") {
+            // What the daemon refuses at start, host checks or not.
+            var refused: [ConfigurationProblem] = []
+            do {
+                try LibcurlSupportCheck.check(configuration)
+            } catch {
+                refused = error.problems
+            }
+            if options.has("--no-host-checks") {
+                if !refused.isEmpty { throw ConfigurationError(refused) }
+            } else {
                 var findings = ConfigurationCheck.check(configuration, origins: loaded.origins)
+                findings.problems += refused
                 for warning in findings.warnings { printError("session-cleanup: warning: \(warning)") }
                 if let credentials = paths.credentialsDirectory {  // under the unit: its credentials
                     do {

@@ -16,6 +16,8 @@ struct DaemonTarget {
     var name: String
     /// What to try when it cannot be reached, or "".
     var hint: String
+    /// Named with `--socket` or `$SESSION_CLEANUP_SOCKET`: no unit of ours to ask systemd about.
+    var isExplicit = false
 
     /// `--socket PATH`, else `$SESSION_CLEANUP_SOCKET`, else the system daemon's socket, or with
     /// `--user` the user daemon's.
@@ -24,6 +26,7 @@ struct DaemonTarget {
             socketPath = path
             name = "the daemon at \(path)"
             hint = ""
+            isExplicit = true
             return
         }
         socketPath = DaemonPaths.controlSocket(of: options.instance)
@@ -62,10 +65,18 @@ struct DaemonUnreachable: Error, CustomStringConvertible {
 enum ControlVerbSupport {
     /// Sends `request` to the daemon `options` name; returns the response if the daemon said yes,
     /// else prints its "no" and returns nil. An unreachable daemon throws ``DaemonUnreachable``.
+    /// `startsDaemon`: a writing verb, which may start a stopped daemon and says so on stderr
+    /// (a read-only verb finds out with ``StoppedDaemon/find(_:target:)`` first and does not connect).
     static func perform(
-        _ request: ControlRequest, _ options: Options, verb: String, timeout: Duration = .seconds(30)
+        _ request: ControlRequest, _ options: Options, verb: String, timeout: Duration = .seconds(30),
+        startsDaemon: Bool = false
     ) throws -> ControlResponse? {
         let target = DaemonTarget(options, verb: verb)
+        if startsDaemon, let stopped = StoppedDaemon.find(options, target: target, verb: verb) {
+            printError(
+                "session-cleanup \(verb): the daemon was stopped; \(StoppedDaemon.socket) starts it for this request "
+                    + "(\(stopped.systemctl) stop \(StoppedDaemon.socket) \(StoppedDaemon.service) keeps it stopped)")
+        }
         let response: ControlResponse
         do {
             response = try ControlClient(socketPath: target.socketPath, timeout: timeout).send(request)

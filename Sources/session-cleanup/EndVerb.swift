@@ -44,7 +44,7 @@ enum EndVerb: Verb {
     /// has `[Start] LeftoverBudgetSec=` (60 s by default; `status` says) — the client must not
     /// give up before the daemon does. Some margin covers recording and committing the outcomes.
     private static func replyTimeout(_ options: Options) throws -> Duration {
-        let status = try ControlVerbSupport.perform(.status, options, verb: "end")?.status
+        let status = try ControlVerbSupport.perform(.status, options, verb: "end", startsDaemon: true)?.status
         guard case .integer(let budget)? = status?["leftover_budget_usec"], budget > 0 else { return .seconds(90) }
         return .microseconds(budget) + .seconds(30)
     }

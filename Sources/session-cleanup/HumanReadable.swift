@@ -9,12 +9,22 @@ import JSON
 /// the CLI does not know are shown too, so a newer daemon's additions are never hidden.
 enum HumanReadable {
     /// Members shown first, in this order; the rest follow by name, scalars before nested ones.
-    static let leading = ["state", "progress", "version", "kind", "sessions"]
+    /// A run's block (`last_run`, `last_stop_run`) reads as a story: which run, when, how long
+    /// against what budget, what became of the sessions, then the calls.
+    static let leading = [
+        "state", "progress", "version", "kind", "sessions", "run_id", "finished_at_usec", "duration_usec",
+        "budget_usec", "expired", "sessions_total", "sessions_ended", "sessions_left", "calls",
+    ]
+
+    /// The record's bookkeeping, not for people (`--json` keeps it): how many results the state
+    /// directory keeps, and when the run began (its end and duration say it).
+    static let hidden: Set<String> = ["results_kept", "results_omitted", "started_at_usec"]
 
     /// `value` as lines, nested objects and lists indented under their label.
     static func lines(_ value: JSONValue, now: UInt64 = wallClockMicroseconds(), indent: String = "") -> [String] {
         switch value {
-        case .object(let members):
+        case .object(let all):
+            let members = all.filter { !hidden.contains($0.key) }
             let names = members.keys.sorted { order($0, members[$0]) < order($1, members[$1]) }
             // Values line up after the longest label of a one-line member.
             let width =

@@ -24,7 +24,8 @@ enum ListVerb: Verb {
         isClient: true,
         details: "ATTEMPTS and LAST OUTCOME say what the last stop run (or end) did: a session listed after a "
             + "stop run is one that run could not end. An endpoint marked * is no longer configured.",
-        exitStatus: "0 the daemon answered; 1 it refused or could not be reached.",
+        exitStatus: "0 the daemon answered; 3 it is stopped (nothing is started to answer); 1 it refused or could "
+            + "not be reached.",
         examples: [
             "session-cleanup list", "session-cleanup list --outcome failed --endpoint auth",
             "session-cleanup list --json",
@@ -37,6 +38,11 @@ enum ListVerb: Verb {
             throw UsageError("--outcome takes one of \(outcomes.joined(separator: ", ")), not '\(outcome)'")
         }
         let endpoint = options.value("--endpoint")
+        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "list"), verb: "list") {
+            printError("session-cleanup list: " + stopped.sentence + "; its sessions are listed while it runs.")
+            for line in stopped.advice { printError(line) }
+            return .notRunning
+        }
         guard let response = try ControlVerbSupport.perform(.list, options, verb: "list") else { return .refused }
         let all = response.sessions ?? []
         let sessions = all.filter { session in

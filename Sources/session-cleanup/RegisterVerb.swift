@@ -33,7 +33,8 @@ enum RegisterVerb: Verb {
         guard !endpoints.isEmpty else { throw UsageError("register needs at least one --endpoint NAME") }
         let key = try readKey()
         let request = ControlRequest.register(key: key, endpoints: endpoints, label: options.value("--label"))
-        guard let response = try ControlVerbSupport.perform(request, options, verb: "register") else {
+        guard let response = try ControlVerbSupport.perform(request, options, verb: "register", startsDaemon: true)
+        else {
             return .refused
         }
         guard let id = response.id else {

@@ -1,5 +1,6 @@
 import Basics
 import Daemon
+import Glibc
 import JSON
 import Journal
 import Vocabulary
@@ -22,7 +23,8 @@ enum ReportVerb: Verb {
             + "the calls not ended grouped by cause and the sessions kept. A user sees only their own sessions; "
             + "for root the journal is read too (sd-journal), to say whether it has an entry for every call of "
             + "the run and its stop-begun, run-finished and stopped entries.",
-        exitStatus: "0 the report was shown; 1 no such run is kept, or the daemon refused or could not be reached.",
+        exitStatus: "0 the report was shown (also of a stopped daemon: read from its state directory, nothing "
+            + "is started); 1 no such run is kept, or the daemon refused or could not be reached.",
         examples: ["session-cleanup report", "session-cleanup report --json 0d84469d75f79a7bd0deef3849bf6dec"])
 
     static func run(_ options: Options) throws -> ExitStatus {
@@ -31,12 +33,19 @@ enum ReportVerb: Verb {
         if let runID, RunID(validating: runID) == nil {
             throw UsageError("'\(runID)' is not a run id (32 lowercase hexadecimal digits)")
         }
-        guard let response = try ControlVerbSupport.perform(.report(runID: runID), options, verb: "report") else {
-            return .refused
-        }
-        guard case .object(var report)? = response.report else {
-            printError("session-cleanup: the daemon sent no report")
-            return .refused
+        var report: [String: JSONValue]
+        if let stopped = StoppedDaemon.find(options, target: DaemonTarget(options, verb: "report"), verb: "report") {
+            guard let kept = stoppedReport(stopped, runID: runID) else { return .refused }
+            report = kept
+        } else {
+            guard let response = try ControlVerbSupport.perform(.report(runID: runID), options, verb: "report") else {
+                return .refused
+            }
+            guard case .object(let sent)? = response.report else {
+                printError("session-cleanup: the daemon sent no report")
+                return .refused
+            }
+            report = sent
         }
         if !options.has("--no-journal") { report["journal_check"] = journalCheck(report) }
         if options.has("--json") {
@@ -45,6 +54,34 @@ enum ReportVerb: Verb {
             for line in humanLines(report) { print(line) }
         }
         return .success
+    }
+
+    /// The last stop run's report of a stopped daemon, read from its state directory (said on
+    /// stderr, so that `--json` stays one document); nil, with the reason printed, when there is none.
+    private static func stoppedReport(_ stopped: StoppedDaemon, runID: String?) -> [String: JSONValue]? {
+        let report: JSONValue?
+        do {
+            report = try StoppedDaemonDocuments.lastStopReport(in: stopped.stateDirectory, visibleTo: getuid())
+        } catch {
+            printError(
+                "session-cleanup report: \(stopped.sentence); its state directory cannot be read: \(error) "
+                    + "(root and the service's user can read it)")
+            return nil
+        }
+        guard case .object(let members)? = report else {
+            printError("session-cleanup report: \(stopped.sentence); no stop run has been recorded yet")
+            return nil
+        }
+        if let runID, case .string(let id)? = members["run_id"], id != runID {
+            printError(
+                "session-cleanup report: \(stopped.sentence); run \(runID) is not kept (the last stop run is \(id)); "
+                    + "journalctl SESSION_CLEANUP_RUN_ID=\(runID) shows its entries")
+            return nil
+        }
+        printError(
+            "session-cleanup report: \(stopped.sentence); the last stop run is read from \(stopped.stateDirectory), "
+                + "nothing was started.")
+        return members
     }
 
     /// `{"complete": …, "calls_journaled": …, "entries": …, "missing": …}`, or why there is none.

@@ -7,6 +7,8 @@ enum RunReportText {
     /// Members the sentence and the table use up.
     private static let used: Set<String> = [
         "sessions_total", "sessions_ended", "sessions_left", "duration_usec", "results", "calls",
+        // `end` knows which run it asked for: the kind adds nothing for people (--json keeps it).
+        "kind",
     ]
 
     /// The report as lines.

@@ -14,7 +14,9 @@ enum UnregisterVerb: Verb {
         guard options.positional.count == 1, let id = options.positional.first else {
             throw UsageError("unregister takes one session ID")
         }
-        guard try ControlVerbSupport.perform(.unregister(id: id), options, verb: "unregister") != nil else {
+        guard
+            try ControlVerbSupport.perform(.unregister(id: id), options, verb: "unregister", startsDaemon: true) != nil
+        else {
             return .refused
         }
         return .success

@@ -168,6 +168,6 @@ final class ConfigurationFilesTests: XCTestCase {
         let warned = try BuiltBinary.run(["check-config", "--config", long])
         XCTAssertEqual(warned.status, 0, warned.err)
         XCTAssertTrue(
-            warned.err.contains("session-cleanup: warning: \(long):2: BudgetSec= is 600.0 s: every stop"), warned.err)
+            warned.err.contains("session-cleanup: warning: \(long):2: BudgetSec= is 10 min: every stop"), warned.err)
     }
 }

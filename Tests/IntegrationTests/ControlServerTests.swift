@@ -445,9 +445,16 @@ final class ControlServerTests: XCTestCase {
         try startServer(mode: 0o600)
         if getuid() == 0 {
             // Root may connect to any socket: ask as an unprivileged user instead.
+            // Its group (mode 0600: the group may not write either) is the one to join.
+            XCTAssertEqual(chown(socketPath, 0, 65534), 0)
+            XCTAssertEqual(
+                chmod((socketPath as NSString).deletingLastPathComponent, 0o711), 0,
+                "the socket, not its directory, refuses")
             let result = try BuiltBinary.run(["status", "--socket", socketPath], asUID: 65534)
             XCTAssertEqual(result.status, 1)
             XCTAssertTrue(result.err.contains("Permission denied"), result.err)
+            let group = AccountLookup.groupName(65534) ?? "65534"
+            XCTAssertTrue(result.err.contains("join the group \(group) (usermod -aG \(group) "), result.err)
             return
         }
         chmod(socketPath, 0o000)

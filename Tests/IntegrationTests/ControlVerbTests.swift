@@ -267,8 +267,6 @@ final class ControlVerbTests: XCTestCase {
             1123456789abcdef  auth      ended    1
             2123456789abcdef  auth      failed   4         connection refused
 
-            kind:  on-demand
-
             """)
         handler.cannedReport = [
             "sessions_total": 1, "sessions_ended": 1, "sessions_left": 0, "duration_usec": 40_000,

@@ -20,6 +20,16 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertTrue(daemon.stderr.contains("SESSION_CLEANUP_EVENT=stopped"), daemon.stderr)
     }
 
+    func testTheRunningDaemonCannotDumpCore() throws {
+        let daemon = try DaemonProcess(config: "[Stop]\nBudgetSec=7s\n")
+        XCTAssertNotNil(daemon.waitUntilReady(), daemon.stderr)
+        let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""
+        XCTAssertEqual(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2), ["0", "0"])
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0)
+    }
+
     func testSigintStopsLikeSigterm() throws {
         let daemon = try DaemonProcess()
         XCTAssertNotNil(daemon.waitUntilReady())

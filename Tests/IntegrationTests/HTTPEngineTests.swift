@@ -160,6 +160,18 @@ final class HTTPEngineTests: XCTestCase {
         }
     }
 
+    func testEveryRequestNamesSessionCleanupAndItsVersionUnlessTheEndpointSetsItsOwn() throws {
+        let engine = try makeEngine()
+        let plain = try fetch(engine, request("/user-agent"))
+        guard case .response(200, let named, _, _) = plain.outcome else { return XCTFail("got \(plain)") }
+        XCTAssertEqual(String(decoding: named, as: UTF8.self), "session-cleanup/\(SessionCleanupVersion.string)")
+        var own = request("/user-agent")
+        own.headers = ["User-Agent: fleet-42"]
+        let result = try fetch(engine, own)
+        guard case .response(200, let body, _, _) = result.outcome else { return XCTFail("got \(result)") }
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), "fleet-42", "an endpoint's Header= wins")
+    }
+
     func testRedirectIsReportedNotFollowed() throws {
         let engine = try makeEngine()
         XCTAssertEqual(try fetch(engine, request("/status/302")).status, 302)

@@ -201,6 +201,69 @@ final class JournalWriterTests: XCTestCase {
         XCTAssertEqual(journal.writtenEntries + journal.pendingEntries + journal.droppedEntries, 50_000)
         XCTAssertEqual(fcntl(STDERR_FILENO, F_GETFL) & O_NONBLOCK, 0, "the shared descriptor's flags are untouched")
     }
+
+    /// Runs `body` with stderr going to a file; returns what was written there.
+    private func capturingStandardError(_ body: () throws -> Void) throws -> String {
+        let scratch = try ScratchDirectory("stderr")
+        let path = scratch.path + "/stderr"
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(file, 0)
+        let saved = dup(STDERR_FILENO)
+        dup2(file, STDERR_FILENO)
+        defer {
+            dup2(saved, STDERR_FILENO)
+            close(saved)
+            close(file)
+        }
+        try body()
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    func testAnEntryJournaldRefusesGoesToStderrAloneAndTheNextGoesToJournaldAgain() throws {
+        let scratch = try ScratchDirectory("journal")
+        var receiver: DatagramReceiver? = try DatagramReceiver(directory: scratch.path)
+        let path = scratch.path + "/journal.sock"
+        let journal = Journal(destination: .native(socketPath: path))
+        XCTAssertTrue(journal.record(JournalEntry(.ready, "first")))
+        XCTAssertNotNil(receiver?.receive())
+        let written = try capturingStandardError {
+            receiver = nil  // journald goes away (its socket closed, the path left unbound)
+            XCTAssertTrue(journal.record(JournalEntry(.ready, "second", [JournalField(.sessionsTotal, 2)])))
+        }
+        XCTAssertEqual(written, "<6>second [SESSION_CLEANUP_EVENT=ready SESSIONS_TOTAL=2]\n")
+        XCTAssertEqual(journal.standardErrorEntries, 1)
+        // journald is back at the same path: the journal, not stderr, gets the next entry.
+        unlink(path)
+        let back = try DatagramReceiver(directory: scratch.path)
+        XCTAssertTrue(journal.record(JournalEntry(.ready, "third")))
+        let datagram = try XCTUnwrap(back.receive(), "the entry after a refused one went to journald")
+        XCTAssertTrue(text(datagram.bytes).hasPrefix("MESSAGE=third\n"))
+        XCTAssertEqual(journal.writtenEntries, 2)
+        XCTAssertEqual(journal.droppedEntries, 0)
+    }
+
+    func testQueuedEntriesJournaldRefusesAreWrittenToStderrNotDropped() throws {
+        let scratch = try ScratchDirectory("journal")
+        var receiver: DatagramReceiver? = try DatagramReceiver(directory: scratch.path)
+        let path = scratch.path + "/journal.sock"
+        let journal = Journal(
+            destination: .native(socketPath: path),
+            limits: JournalQueue.Limits(bulkBytes: 8 << 20, essentialBytes: 1 << 20))
+        for index in 0..<2_000 { journal.record(JournalEntry(.callFinished, "entry \(index)")) }
+        let pending = journal.pendingEntries
+        XCTAssertGreaterThan(pending, 0, "the kernel queue holds only a few datagrams")
+        let written = try capturingStandardError {
+            receiver = nil
+            let clock = SystemMonotonicClock()
+            journal.flush(until: clock.now().advanced(by: .seconds(5)), idleLimit: .milliseconds(200), clock: clock)
+        }
+        XCTAssertEqual(journal.droppedEntries, 0, "none of the queue was dropped")
+        XCTAssertEqual(journal.standardErrorEntries, pending)
+        XCTAssertEqual(written.split(separator: "\n").count, pending)
+        XCTAssertTrue(
+            written.hasSuffix("<4>entry 1999 [SESSION_CLEANUP_EVENT=call-finished]\n"), String(written.suffix(200)))
+        _ = receiver
+    }
 }
 
 /// The daemon under a stand-in journald (`Tests/Support/fake_journald.py`) in a private mount

@@ -63,4 +63,52 @@ final class ReportVerbTests: XCTestCase {
         XCTAssertEqual(try BuiltBinary.run(["report", "not-a-run-id"] + secondSocket).status, 2)
         second.signal(SIGKILL)
     }
+
+    func testAnotherUsersBackgroundRunIsAnsweredExactlyAsARunNotKeptAndErrorsNeverQuoteTheRequest() throws {
+        let server = try EndSessionServer()
+        let scratch = try ScratchDirectory("report-other")
+        chmod(scratch.path, 0o755)
+        mkdir(scratch.path + "/run", 0o755)
+        let config = "[Control]\nSocketMode=0666\n[Endpoint]\nName=auth\nURL=\(server.endSessionURL)\n"
+        let daemon = try DaemonProcess(config: config, scratch: scratch)
+        XCTAssertNotNil(daemon.waitUntilReady())
+        let socket = ["--socket", daemon.socketPath]
+        let nobody: UInt32 = 65534
+        let registered = try BuiltBinary.run(["register", "--endpoint", "auth"] + socket, stdin: "ok-root\n")
+        XCTAssertEqual(registered.status, 0, registered.err)
+        let ended = try BuiltBinary.run(["end", "--all", "--json"] + socket)
+        XCTAssertEqual(ended.status, 0, ended.err)
+        // The background run's id, from its run-begun entry (the daemon journals to stderr here).
+        var found: String?
+        for _ in 0..<200 where found == nil {
+            let line = daemon.stderr.split(separator: "\n").first { $0.contains("in the background") }
+            found = line.flatMap { $0.firstMatch(of: /RUN_ID=([0-9a-f]{32})/) }.map { String($0.output.1) }
+            if found == nil { usleep(10_000) }
+        }
+        let runID = try XCTUnwrap(found, daemon.stderr)
+        let rootReport = try BuiltBinary.run(["report", "--json", "--no-journal", runID] + socket)
+        XCTAssertEqual(rootReport.status, 0, rootReport.err)
+
+        let missing = String(repeating: "0", count: 32)
+        let theirs = try BuiltBinary.run(["report", "--json", "--no-journal", runID] + socket, asUID: nobody)
+        let none = try BuiltBinary.run(["report", "--json", "--no-journal", missing] + socket, asUID: nobody)
+        XCTAssertEqual(none.status, 1, none.err)
+        XCTAssertEqual(theirs.status, none.status, theirs.err)
+        XCTAssertEqual(theirs.out, none.out)
+        XCTAssertEqual(theirs.err.replacingOccurrences(of: runID, with: missing), none.err)
+        XCTAssertFalse(theirs.out.contains("started_at") || theirs.err.contains("duration"), theirs.out + theirs.err)
+
+        // Ids that are not ids are refused without being sent back.
+        let client = try RawClient(path: daemon.socketPath)
+        for request in [
+            #"{"op":"report","run_id":"ok-secret-key-as-run-id"}"#, #"{"op":"end","id":"ok-secret-key-as-id"}"#,
+            #"{"op":"unregister","id":"ok-secret-key-as-id"}"#,
+        ] {
+            client.send(request + "\n")
+            let reply = try XCTUnwrap(client.readObject(), request)
+            XCTAssertEqual(reply["code"] as? String, "bad-request", request)
+            XCTAssertFalse((reply["error"] as? String ?? "").contains("secret"), "\(reply)")
+        }
+        daemon.signal(SIGKILL)
+    }
 }

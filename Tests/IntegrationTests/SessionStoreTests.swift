@@ -125,6 +125,26 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(again.allSessions, [session(2)])
     }
 
+    func testARunResultRacingAnUnregistrationDoesNotBringTheSessionBackAfterTheNextStart() throws {
+        let dir = try makeDir()
+        let (store, _) = try SessionStore.open(directory: dir)
+        var two = session(1)
+        two.endpoints = ["auth", "licence"]
+        try register([two, session(2)], in: store)
+        var answered = false
+        XCTAssertNotNil(store.unregister(two.id) { answered = $0 == nil })
+        // A run's partial result for the same session arrives while the removal is being written.
+        XCTAssertTrue(store.replace(session(1)), "one endpoint ended it")
+        XCTAssertNotNil(store.recordOutcome(id: two.id, outcome: "HTTP 503", attemptsDelta: 1))
+        XCTAssertTrue(store.flush())
+        XCTAssertTrue(answered)
+        XCTAssertNil(store.session(id: two.id))
+        store.close()
+        let (again, _) = try reopen(dir)
+        defer { again.close() }
+        XCTAssertEqual(again.allSessions, [session(2)], "the unregistered session stays unregistered")
+    }
+
     func testRunResultsTakeEffectAtOnceAndAreDurable() throws {
         let dir = try makeDir()
         let (store, _) = try SessionStore.open(directory: dir)

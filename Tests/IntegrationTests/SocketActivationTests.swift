@@ -114,6 +114,16 @@ final class SocketActivationTests: XCTestCase {
         XCTAssertTrue(activator.stderr.contains("SocketMode=600 (the socket's mode is 666)"), activator.stderr)
     }
 
+    func testASocketModeNobodySetIsNotReportedWhenTheActivatedSocketDiffersFromTheDefault() throws {
+        // The activator's socket is 0666; the default SocketMode= (0660) was not asked for.
+        let activator = try Activator(config: "")
+        let pid = activator.start()
+        XCTAssertNotNil(activator.notify.receive(until: { $0.contains("READY=1") }, timeout: 10))
+        kill(pid, SIGTERM)
+        XCTAssertEqual(activator.command("wait"), "exited 0")
+        XCTAssertFalse(activator.stderr.contains("control-setting-ignored"), activator.stderr)
+    }
+
     func testAPassedDescriptorThatIsNotASocketFailsTheStartNamingIt() throws {
         let activator = try Activator(config: "", extraOptions: ["--not-a-socket"])
         _ = activator.start()

@@ -134,6 +134,80 @@ final class StoreFaultDaemonTests: XCTestCase {
         )
     }
 
+    func testAReadOnlyStateDirectoryStartsDegradedRefusesNewSessionsAndStillEndsTheStoredOnesAtTheStop() throws {
+        let server = try EndSessionServer()
+        let fs = try SmallFilesystem(megabytes: 2)
+        let state = fs.path + "/state"
+        let scratch = try ScratchDirectory("read-only-state")
+        let conf = config(server.endSessionURL)
+        var first: DaemonProcess? = try DaemonProcess(
+            config: conf, environment: stateEnvironment(state), scratch: scratch)
+        XCTAssertNotNil(first?.waitUntilReady(timeout: 10))
+        let client = try RawClient(path: try XCTUnwrap(first?.socketPath))
+        for n in 0..<20 { guard case .success = register(client, label: "s\(n)") else { return XCTFail("register") } }
+        first?.signal(SIGKILL)
+        _ = first?.waitForExit(timeout: 10)
+        first = nil
+        try fs.remount(readOnly: true)
+        defer { try? fs.remount(readOnly: false) }
+
+        unlink(scratch.path + "/notify.sock")
+        let degraded = try DaemonProcess(config: conf, environment: stateEnvironment(state), scratch: scratch)
+        defer {
+            degraded.signal(SIGKILL)
+            _ = degraded.waitForExit(timeout: 10)
+        }
+        let ready = degraded.waitUntilReady(timeout: 10)
+        XCTAssertNotNil(ready, "a read-only state directory does not stop the start: \(degraded.stderr)")
+        XCTAssertTrue(ready?.joined().contains("STATUS=Degraded (state directory read-only") ?? false, "\(ready ?? [])")
+        XCTAssertTrue(degraded.stderr.contains("SESSION_CLEANUP_EVENT=store-read-only"), degraded.stderr)
+        XCTAssertEqual(try listed(degraded.socketPath).count, 20, "what is stored is loaded")
+        let again = try RawClient(path: degraded.socketPath)
+        guard case .failure(let refusal) = register(again, label: "new") else { return XCTFail("accepted") }
+        XCTAssertTrue(refusal.text.contains("cannot be written"), refusal.text)
+        XCTAssertTrue(refusal.text.contains("accepts nothing new"), refusal.text)
+        XCTAssertTrue(again.send(#"{"op":"status"}"# + "\n"))
+        let status = again.readObject(timeout: 10)
+        XCTAssertNotNil((status?["status"] as? [String: Any])?["degraded"] as? String, "\(status ?? [:])")
+        degraded.signal(SIGTERM)
+        XCTAssertEqual(degraded.waitForExit(timeout: 20), 75, "ended, but the store could not say so")
+        XCTAssertTrue(
+            degraded.stderr.contains("the state directory is read-only, so the stored sessions"), degraded.stderr)
+        XCTAssertEqual((try server.stats()["ended"] as? [Any])?.count, 20, "the stored sessions are ended at the stop")
+        print("StoreFaultDaemon read-only state directory: started degraded, 20 stored sessions ended at the stop")
+    }
+
+    func testStoreWriteFailuresAreCoalescedInTheJournal() throws {
+        let fs = try SmallFilesystem(megabytes: 2)
+        let state = fs.path + "/state"
+        let scratch = try ScratchDirectory("coalesced-failures")
+        let conf = config("http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession")
+        let daemon = try DaemonProcess(config: conf, environment: stateEnvironment(state), scratch: scratch)
+        defer {
+            daemon.signal(SIGKILL)
+            _ = daemon.waitForExit(timeout: 10)
+        }
+        XCTAssertNotNil(daemon.waitUntilReady(timeout: 10))
+        let client = try RawClient(path: daemon.socketPath)
+        try fs.fill()
+        var refused = 0
+        for n in 0..<3000 where refused < 500 {
+            if case .failure = register(client, label: "r\(n)") { refused += 1 }
+        }
+        XCTAssertEqual(refused, 500)
+        let entries = daemon.stderr.split(separator: "\n").filter {
+            $0.contains("SESSION_CLEANUP_EVENT=store-write-failed")
+        }
+        XCTAssertLessThanOrEqual(entries.count, 2, "one entry, then a count per 10 s: \(entries.count) entries")
+        daemon.signal(SIGTERM)
+        _ = daemon.waitForExit(timeout: 20)
+        let coalesced = daemon.stderr.split(separator: "\n").last {
+            $0.contains("SESSION_CLEANUP_EVENT=store-write-failed") && $0.contains("FAILURES=")
+        }
+        XCTAssertNotNil(coalesced, "the failures not journaled one by one are counted before exit")
+        print("StoreFaultDaemon coalesced failures: \(refused) refused registrations, \(entries.count) journal entries")
+    }
+
     func testAStopOnAFullDiskReportsTheEndedSessionsItCouldNotRemove() throws {
         let server = try EndSessionServer()
         let fs = try SmallFilesystem(megabytes: 2)
@@ -158,7 +232,7 @@ final class StoreFaultDaemonTests: XCTestCase {
         XCTAssertEqual((try server.stats()["ended"] as? [Any])?.count, registered, "the server ended every session")
         XCTAssertGreaterThan(left, 0, "ended sessions whose removal was not saved are reported as kept: \(stderr)")
         XCTAssertEqual(status, 75, "a stop that leaves sessions on disk does not claim success")
-        XCTAssertTrue(stderr.contains("will be ended again after the next start"), stderr)
+        XCTAssertTrue(stderr.contains("will be ended (again) after the next start"), stderr)
         daemon = nil
 
         fs.makeRoom()
@@ -170,8 +244,19 @@ final class StoreFaultDaemonTests: XCTestCase {
         }
         XCTAssertNotNil(again.waitUntilReady(timeout: 10), again.stderr)
         XCTAssertEqual(try listed(again.socketPath).count, left, "the stop's count is what the store holds")
+        // The stop run's start was recorded (into space kept at start), so the next start ends every
+        // session the full disk kept without a saved outcome, without waiting for the next stop.
+        XCTAssertTrue(again.stderr.contains("SESSION_CLEANUP_EVENT=stop-run-interrupted"), again.stderr)
+        let endBy = Date().addingTimeInterval(20)
+        var remaining = left
+        while remaining > 0 && Date() < endBy {
+            usleep(200_000)
+            remaining = try listed(again.socketPath).count
+        }
+        XCTAssertEqual(remaining, 0, "every session kept by the full disk is ended after the next start")
         print(
             "StoreFaultDaemon stop on a full disk: \(registered) registered and ended at the server; the stop said "
-                + "SESSIONS_LEFT=\(left) (exit \(status ?? -1)) and the restart found \(left)")
+                + "SESSIONS_LEFT=\(left) (exit \(status ?? -1)); the restart found \(left) and ended "
+                + "\(left - remaining) of them without a stop")
     }
 }

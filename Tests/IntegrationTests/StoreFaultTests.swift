@@ -129,6 +129,37 @@ final class StoreFaultTests: XCTestCase {
 
     // MARK: The directory deleted
 
+    func testARunResultHeldBackForAnUnregistrationThatFailedIsWrittenAfterIt() throws {
+        let fs = try SmallFilesystem(megabytes: 2)
+        let dir = fs.path + "/state"
+        XCTAssertEqual(mkdir(dir, 0o700), 0)
+        let (store, _) = try SessionStore.open(directory: dir)
+        var two = session(0)
+        two.endpoints = ["auth", "licence"]
+        XCTAssertNil(try registerAndWait(two, in: store))
+        try fs.fill()
+        // Use up the log's reserve: until a registration is refused.
+        var refused = false
+        for n in 1..<5000 where !refused { refused = try registerAndWait(session(n), in: store) != nil }
+        XCTAssertTrue(refused, "a full disk must refuse a registration")
+
+        var answer: StoreError??
+        XCTAssertNotNil(store.unregister(two.id) { answer = .some($0) })
+        // A run ended the session at one endpoint while its unregistration was being written.
+        XCTAssertTrue(store.replace(session(0)))
+        store.flush(timeoutMilliseconds: 500)
+        let error = try XCTUnwrap(answer, "the unregistration was answered")
+        XCTAssertNotNil(error, "not saved while the disk is full")
+        XCTAssertEqual(store.session(id: two.id)?.endpoints, ["auth"], "the session stays, as the run left it")
+
+        fs.makeRoom()
+        XCTAssertTrue(store.flush(), "the held-back result is written once there is room")
+        store.close()
+        let (again, _) = try SessionStore.open(directory: dir)
+        defer { again.close() }
+        XCTAssertEqual(again.session(id: two.id)?.endpoints, ["auth"], "not called again at the endpoint that ended it")
+    }
+
     func testDeletedStateDirectoryIsMadeAgainAndNothingAcknowledgedIsLost() throws {
         let parent = try ScratchDirectory("deleted-state")
         let dir = parent.path + "/state"

@@ -56,6 +56,10 @@ Behaviour, chosen by the prefix of the session key
   auth-…        200 success only if "Authorization: Bearer <token>" equals the content of
                 --token-file (surrounding whitespace stripped); else 401.  Without
                 --token-file every auth- call gets 401.
+  client-…      200 success only if the OAuth client of --client-file (client_id:client_secret)
+                authenticated as --client-auth says: basic (RFC 6749 §2.3.1: Basic, each part
+                form-urldecoded after base64), basic-raw (Basic, parts as they are) or post
+                (client_id and client_secret fields of a form body); else 401.
   anything else 200 {"success": true}
 --latency-ms N delays every end-session reply by N ms (added to slow<ms>; /_stats and the
 other control endpoints answer at once).
@@ -106,7 +110,9 @@ import ssl
 import struct
 import sys
 import time
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import parse_qsl, quote, unquote, unquote_plus
+import base64
+import binascii
 
 HASH_LEN = 12
 MAX_HEAD = 64 * 1024          # request line + headers
@@ -121,7 +127,7 @@ REASONS = {100: "Continue", 200: "OK", 400: "Bad Request", 401: "Unauthorized",
 
 # Checked in order; "hugechunked" must come before "huge".
 PREFIXES = ("ok", "no", "flaky", "busy", "hang", "reset", "badjson", "hugechunked",
-            "huge", "gone", "auth")
+            "huge", "gone", "auth", "client")
 SLOW_RE = re.compile(r"slow(\d+)-")
 AMBIGUOUS_RE = re.compile(r"ambiguous(\d+)-")
 # Replies an outside review found counted as "ended": each must leave the session kept.
@@ -324,11 +330,39 @@ class Server:
         if args.token_file:
             with open(args.token_file) as f:
                 self.token = f.read().strip()
+        self.client = None
+        if args.client_file:
+            with open(args.client_file) as f:
+                self.client = tuple(f.read().strip().split(":", 1))
         if args.expect_keys:
             with open(args.expect_keys) as f:
                 self.stats.expected = {key_hash(l.strip()) for l in f if l.strip()}
         self.log = open(args.log, "a", buffering=1) if args.log else None
         self.tls = bool(args.tls_cert)
+
+    def client_authenticated(self, req):
+        """Whether req carries --client-file's client as --client-auth says (see module doc)."""
+        if self.client is None:
+            return False
+        mode = self.args.client_auth
+        if mode == "post":
+            fields = dict(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
+            got = (fields.get("client_id"), fields.get("client_secret"))
+            return "authorization" not in req.headers and got == self.client
+        header = req.headers.get("authorization", "")
+        if not header.startswith("Basic "):
+            return False
+        try:
+            pair = base64.b64decode(header[len("Basic "):], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        if ":" not in pair:
+            return False
+        if mode == "basic":
+            got = tuple(unquote_plus(part) for part in pair.split(":", 1))
+        else:
+            got = tuple(pair.split(":", 1))
+        return got == self.client
 
     # ----------------------------------------------------------------- logging/stats
     def log_request(self, conn_id, seq, req, path, query, key_h, behaviour, status):
@@ -484,6 +518,10 @@ class Server:
             if self.token is None or not hmac.compare_digest(got.encode(), ("Bearer " + self.token).encode()):
                 status, body, success = 401, b'{"success": false, "error": "unauthorized"}', False
                 extra = ('WWW-Authenticate: Bearer realm="endsession"',)
+        elif behaviour == "client":
+            if not self.client_authenticated(req):
+                status, body, success = 401, b'{"success": false, "error": "unauthorized client"}', False
+                extra = ('WWW-Authenticate: Basic realm="endsession"',)
         elif behaviour in ("hang", "reset"):
             status, success = None, False
 
@@ -553,6 +591,9 @@ def parse_args(argv):
     p.add_argument("--tls-cert", help="PEM certificate (chain); enables HTTPS")
     p.add_argument("--tls-key", help="PEM private key for --tls-cert")
     p.add_argument("--token-file", help="bearer token expected for auth- keys")
+    p.add_argument("--client-file", help="client_id:client_secret expected for client- keys")
+    p.add_argument("--client-auth", choices=("basic", "basic-raw", "post"), default="basic",
+                   help="how client- calls must authenticate the client")
     p.add_argument("--latency-ms", type=int, default=0, help="delay before every end-session reply")
     p.add_argument("--log", help="append one JSON line per request")
     p.add_argument("--stats-file", help="write stats JSON here on exit / SIGTERM / SIGUSR1")

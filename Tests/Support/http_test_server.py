@@ -11,6 +11,7 @@ killed. What it does depends on the request path:
   /big/<bytes>            200 with a body of <bytes> bytes, streamed
   /retry/<seconds>        503 with "Retry-After: <seconds>"
   /echo                   200 "<METHOD> <body length>"
+  /user-agent             200 with the request's User-Agent header's value (empty if none)
   /cut                    headers promising 1000 bytes, 10 bytes, then the connection closes
   /stats                  200 {"connections": <accepted so far>, "requests": <served so far>}
   anything else           404
@@ -62,6 +63,8 @@ class Connection(asyncio.Protocol):
             self.buffer = self.buffer[end + 4 + length:]
             method, path, _ = head[0].split(" ", 2)
             STATS["requests"] += 1
+            self.user_agent = next((line.partition(":")[2].strip() for line in head[1:]
+                                    if line.partition(":")[0].strip().lower() == "user-agent"), "")
             self.handle(method, path, body)
 
     def pause_writing(self):
@@ -111,6 +114,8 @@ class Connection(asyncio.Protocol):
             asyncio.ensure_future(self.stream(int(parts[1])))
         elif first == "retry" and len(parts) > 1:
             self.send(response(503, b'{"error": "busy"}', b"Retry-After: %s\r\n" % parts[1].encode()))
+        elif first == "user-agent":
+            self.send(response(200, self.user_agent.encode("latin-1")))
         elif first == "echo":
             self.send(response(200, b"%s %d" % (method.encode(), len(body))))
         elif first == "cut":

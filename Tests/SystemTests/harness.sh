@@ -52,7 +52,7 @@ SC_MIRROR=${SC_MIRROR:-http://deb.debian.org/debian}
 # libpam-systemd: login sessions registered with logind, so a user's manager starts and stops
 # with them (the user-instance case). man-db: `systemd-analyze verify` checks that a unit's
 # Documentation=man:… pages exist (the package's man pages).
-SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps,libpam-systemd,man-db}
+SC_ROOTFS_PACKAGES=${SC_ROOTFS_PACKAGES:-systemd,systemd-sysv,dbus,libsystemd0,libcurl4,python3,ca-certificates,procps,libpam-systemd,man-db,prometheus-node-exporter,acl}
 SC_HOST_PACKAGES=(systemd-container mmdebstrap libsystemd-dev libcurl4-openssl-dev)
 SC_BOOT_TIMEOUT_S=${SC_BOOT_TIMEOUT_S:-60}
 SC_CG_PARENT=${SC_CG_PARENT:-session-cleanup-tests}   # our sub-cgroup in the host's cgroup trees (one per concurrent runner)
@@ -128,6 +128,8 @@ sc_setup() {
             ln -sf /dev/null "$tmp/etc/systemd/system/$u"
         done
         rm -f "$tmp"/etc/systemd/system/timers.target.wants/* "$tmp"/etc/systemd/system/getty.target.wants/*
+        # node_exporter (for the metrics case) runs only when a case starts it.
+        rm -f "$tmp"/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service
         # Fixed machine-id (mmdebstrap leaves it empty): the journal is always in
         # /var/log/journal/<id>/ and systemd never runs first-boot logic.
         [ -s "$tmp/etc/machine-id" ] || systemd-machine-id-setup --root="$tmp" >/dev/null 2>&1

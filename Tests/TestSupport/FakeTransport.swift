@@ -17,6 +17,9 @@ final class FakeTransport: HTTPTransport {
     var nextStartError: (any Error)?
     /// What ``requestSent(_:)`` says of every pending transfer: whether its request was written.
     var pendingRequestsSent = false
+    /// Transfers whose connection says the server's TCP never acknowledged their request
+    /// (``requestUnacknowledged(_:)``).
+    var unacknowledged: Set<TransferID> = []
 
     func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID {
         if let error = nextStartError {
@@ -41,6 +44,10 @@ final class FakeTransport: HTTPTransport {
 
     func requestSent(_ id: TransferID) -> Bool {
         pendingRequestsSent && pending.contains { $0.id == id }
+    }
+
+    func requestUnacknowledged(_ id: TransferID) -> Bool {
+        unacknowledged.contains(id) && pending.contains { $0.id == id }
     }
 
     /// Completes the oldest pending transfer whose URL contains `marker` (any, if nil).

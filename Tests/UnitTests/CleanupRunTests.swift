@@ -342,6 +342,23 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertTrue(outcome(sessions[1])?.cause?.contains("answered nothing else") ?? false)
     }
 
+    func testARequestTheServersTCPNeverAcknowledgedGoesAgainOnANewConnectionAsNoAttempt() throws {
+        let sessions = [session("stuck"), session("fine")]
+        begin(makeRun(sessions, budget: .seconds(10), maxAttempts: 1))
+        transport.pendingRequestsSent = true
+        let stuck = try XCTUnwrap(transport.pending.first?.id)
+        transport.unacknowledged = [stuck]
+        try advance(.milliseconds(250))
+        XCTAssertEqual(transport.started.count, 2, "not before it ran 0.5 s")
+        try advance(.milliseconds(500))
+        XCTAssertEqual(transport.cancelled, [stuck])
+        XCTAssertEqual(transport.started.count, 3, "sent again at once, though MaxAttempts=1")
+        XCTAssertEqual(transport.started[2].url, transport.started[0].url)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.callCounts, ["ended": 2])
+        XCTAssertEqual(report?.calls.first { $0.sessionID == sessions[0].id }?.attempts, 1, "the server got it once")
+    }
+
     func testARequestStillWaitingForAConnectionIsNotAbandonedAtItsTimeout() throws {
         var short = endpoint("auth")
         short.timeout = .seconds(1)

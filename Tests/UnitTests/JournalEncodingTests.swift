@@ -26,6 +26,21 @@ final class JournalEncodingTests: XCTestCase {
             """)
     }
 
+    func testADurationInMicrosecondsGetsATwinForPeopleInTheJournalOnly() {
+        var entry = JournalEntry(
+            .runFinished, "done",
+            [
+                JournalField(.budgetUsec, "25000000"), JournalField(.durationUsec, "1200"),
+                JournalField(.timeRemainingUsec, "360000000"),
+            ])
+        entry.location = nil
+        let native = text(JournalEncoding.native(entry, identifier: "t", dropped: 0))
+        XCTAssertTrue(native.contains("BUDGET_USEC=25000000\nBUDGET=25 s\n"), native)
+        XCTAssertTrue(native.contains("DURATION_USEC=1200\nDURATION=1 ms\n"), native)
+        XCTAssertTrue(native.contains("TIME_REMAINING_USEC=360000000\nTIME_REMAINING=6 min\n"), native)
+        XCTAssertFalse(text(JournalEncoding.line(entry, dropped: 0)).contains("BUDGET="), "stderr keeps one form")
+    }
+
     func testASessionIDFieldIsWrittenAsItsHexDigitsInBothForms() {
         let id = SessionID(rawValue: 0x0123_4567_89ab_cdef)
         var byID = JournalEntry(
@@ -74,5 +89,21 @@ final class JournalEncodingTests: XCTestCase {
         XCTAssertEqual(
             text(JournalEncoding.line(entry, dropped: 0)),
             "<4>Session x failed [SESSION_CLEANUP_EVENT=call-finished ERROR=two\\nlines OUTCOME=failed]\n")
+    }
+
+    func testANativeEntryJournaldRefusedIsWrittenAsTheSameLineItsEntryMakes() {
+        let id = SessionID(rawValue: 0x0123_4567_89ab_cdef)
+        let entries = [
+            JournalEntry(.stopBegun, "SIGTERM received", [JournalField(.signal, "SIGTERM")]),
+            JournalEntry(.reloadFailed, "two\nlines", [JournalField(.error, "a\nb=c"), JournalField(.sessionID, id)]),
+            JournalEntry(.callFinished, String(repeating: "x", count: 70_000)),
+        ]
+        for entry in entries {
+            for dropped in [0, 3] {
+                let native = JournalEncoding.native(entry, identifier: "session-cleanup", dropped: dropped)
+                XCTAssertEqual(
+                    text(JournalEncoding.line(fromNative: native)), text(JournalEncoding.line(entry, dropped: dropped)))
+            }
+        }
     }
 }

@@ -122,4 +122,24 @@ final class MultiplexPlannerTests: XCTestCase {
         XCTAssertFalse(planner.handing(2, origin: 0, mayMultiplex: true, running: 1))
         XCTAssertTrue(planner.awaited.isEmpty)
     }
+
+    func testAProbeWithoutAReplyPinsNothingTheNextReplyTells() {
+        var planner = MultiplexPlanner(streamsPerConnection: 10)
+        _ = planner.handing(1, origin: 0, mayMultiplex: true, running: 1)
+        planner.finished(1, origin: 0, version: nil, opened: false)
+        XCTAssertNil(planner.limit(0), "meanwhile no limit: a server that does not answer is not called one at a time")
+        for tag in 2...4 { XCTAssertFalse(planner.handing(UInt64(tag), origin: 0, mayMultiplex: true, running: 3)) }
+        planner.finished(5, origin: 0, version: nil, opened: true, running: 3)
+        XCTAssertNil(planner.limit(0), "another call without a reply tells nothing either")
+        // The server answers now (in a later run, say), in HTTP/2: its connections are shared from then on.
+        planner.finished(2, origin: 0, version: "2", opened: true, running: 3)
+        XCTAssertEqual(planner.limit(0), 3 * 10 + 1)
+        XCTAssertTrue(planner.handing(6, origin: 0, mayMultiplex: true, running: 3), "waits to share a connection")
+        // Likewise an answer in HTTP/1.1 is what pins HTTP/1.1.
+        _ = planner.handing(7, origin: 1, mayMultiplex: true, running: 1)
+        planner.finished(7, origin: 1, version: nil, opened: false)
+        planner.finished(8, origin: 1, version: "1.1", opened: true, running: 2)
+        planner.finished(9, origin: 1, version: "2", opened: true, running: 2)
+        XCTAssertNil(planner.limit(1), "pinned by the HTTP/1.1 answer")
+    }
 }

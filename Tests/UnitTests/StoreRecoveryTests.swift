@@ -217,6 +217,57 @@ final class StoreRecoveryTests: XCTestCase {
         XCTAssertEqual(r.table.count, 4, "the old snapshot's 3 and the log's 1")
     }
 
+    // MARK: Files that disagree
+
+    func testALogStartedOnASnapshotOfAnotherSizeIsDamageBothKeptAsideEverySessionKept() throws {
+        let img = image(inSnapshot: (0..<5).map(session), sequence: 3, commits: [[.register(session(7))]])
+        // The same commit number, another snapshot: two sessions fewer than the log was started on.
+        let other = SnapshotEncoder.encode((0..<3).map(session), count: 3, lastSequence: 3, createdAt: 1)
+        let r = try recover(Image(snapshot: other, log: img.log, frameEnds: img.frameEnds))
+        XCTAssertEqual(r.report.problems.map(\.kind), [.filesDisagree])
+        XCTAssertTrue(r.plan.preserveSnapshot && r.plan.preserveLog && r.plan.rewrite, "\(r.plan)")
+        XCTAssertEqual(ids(r), Set([0, 1, 2, 7].map { session($0).id.rawValue }))
+    }
+
+    func testASnapshotOlderThanItsLogKeepsBothFilesAside() throws {
+        let newer = image(inSnapshot: (0..<5).map(session), sequence: 9, commits: [[.register(session(9))]])
+        let older = image(inSnapshot: (0..<3).map(session), sequence: 4, commits: [])
+        let r = try recover(Image(snapshot: older.snapshot, log: newer.log, frameEnds: newer.frameEnds))
+        XCTAssertTrue(r.plan.preserveSnapshot && r.plan.preserveLog, "\(r.plan)")
+    }
+
+    func testLogFramesTheSnapshotClaimsButDoesNotHoldAreDamageAndTheirSessionsAreKept() throws {
+        // The log registers 0…5 in commits 1…6; a "newer" snapshot at commit 4 lacks sessions 1 and 3.
+        let commits: [[StoreRecord]] = (0..<6).map { [.register(session($0))] }
+        let old = image(inSnapshot: [], sequence: 0, commits: commits)
+        let snapshot = SnapshotEncoder.encode([0, 2].map(session), count: 2, lastSequence: 4, createdAt: 2)
+        let r = try recover(Image(snapshot: snapshot, log: old.log, frameEnds: old.frameEnds))
+        XCTAssertEqual(r.report.problems.map(\.kind), [.filesDisagree], r.report.description)
+        XCTAssertTrue(r.report.problems[0].detail.contains("2 sessions they leave registered are not in it"))
+        XCTAssertTrue(r.plan.preserveSnapshot && r.plan.preserveLog && r.plan.rewrite, "\(r.plan)")
+        XCTAssertEqual(r.table.count, 6, "every session of both files")
+    }
+
+    func testASnapshotHoldingASessionTheLogRemovedBeforeItIsDamageAndTheSessionKept() throws {
+        let commits: [[StoreRecord]] = [[.register(session(0))], [.register(session(1))], [.remove(session(0).id)]]
+        let old = image(inSnapshot: [], sequence: 0, commits: commits)
+        let snapshot = SnapshotEncoder.encode([0, 1].map(session), count: 2, lastSequence: 3, createdAt: 2)
+        let r = try recover(Image(snapshot: snapshot, log: old.log, frameEnds: old.frameEnds))
+        XCTAssertEqual(r.report.problems.map(\.kind), [.filesDisagree], r.report.description)
+        XCTAssertEqual(r.table.count, 2, "kept: ending a session twice is the safe side")
+    }
+
+    func testASnapshotAheadOfTheLogWithARunsResultIsNotDamage() throws {
+        // The compaction's snapshot (commit 2) already lacks session 1, ended by a run whose
+        // removal the log commits later (commit 3): the files agree.
+        let commits: [[StoreRecord]] = [[.register(session(0))], [.register(session(1))], [.remove(session(1).id)]]
+        let old = image(inSnapshot: [], sequence: 0, commits: commits)
+        let snapshot = SnapshotEncoder.encode([session(0)], count: 1, lastSequence: 2, createdAt: 2)
+        let r = try recover(Image(snapshot: snapshot, log: old.log, frameEnds: old.frameEnds))
+        XCTAssertTrue(r.report.isClean, r.report.description)
+        XCTAssertEqual(ids(r), [session(0).id.rawValue])
+    }
+
     // MARK: Compaction's crash window
 
     func testNewSnapshotBesideTheOldLogSkipsWhatItHoldsAndAppliesTheRest() throws {

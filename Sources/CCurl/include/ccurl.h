@@ -72,6 +72,11 @@ const char *ccurl_load_error(void);
  * call's, every time), or CURLE_FAILED_INIT without calling it when libcurl is not loaded. */
 CURLcode ccurl_global_init(void);
 
+/* The loaded libcurl's version as CURLVERSION_NOW's version_num (0xXXYYZZ: major, minor,
+ * patch), from curl_version_info at run time (not the headers'), or 0 when libcurl is not
+ * loaded. */
+unsigned int ccurl_runtime_version(void);
+
 /* ---- Plain libcurl calls: each calls the libcurl function of the same name. --------------- */
 
 /* NULL when libcurl is not loaded. */
@@ -190,6 +195,13 @@ int ccurl_transfer_connected(const ccurl_transfer *t);
  * written; one never written it cannot have. Always 0 with a libcurl older than 7.80 (see
  * ccurl_transfer_connected). Valid until the transfer is reused. */
 int ccurl_transfer_request_sent(ccurl_transfer *t);
+/* 1 when the transfer's request was written to a TCP connection whose peer acknowledged none of
+ * its bytes after at least two retransmissions (TCP_INFO: established, tcpi_bytes_acked 1 (the SYN),
+ * segments unacknowledged, tcpi_total_retrans >= 2): the server's kernel dropped them (its
+ * accept queue was full when the handshake's last ACK came), so the server cannot have the
+ * request. 0 otherwise, and whenever it cannot tell (no socket, TLS or HTTP/2 connections whose
+ * earlier bytes were acknowledged, a kernel older than 4.1). Only while the transfer is active. */
+int ccurl_transfer_request_unacknowledged(ccurl_transfer *t);
 /* Once connected over TLS: 1 when ALPN chose HTTP/2 ("h2"), 0 when it chose anything else or
  * nothing (libcurl then speaks HTTP/1.1), -1 when it cannot tell (no TLS connection, a TLS
  * library other than OpenSSL, or OpenSSL's libssl.so.3 not loaded). */

@@ -42,4 +42,18 @@ struct csd_manager_answer {
 int csd_manager_query(int manager, const char *unit, uint64_t timeout_usec, const char *address,
                       int address_is_broker, struct csd_manager_answer *answer, char *step, size_t step_size);
 
+/* The ActiveState ("active", "inactive", "failed", "activating", ...) of a service and of its
+ * socket unit; empty when not known. */
+struct csd_unit_states {
+    char service[32];
+    char socket[32];
+};
+
+/* Asks `manager` (CSD_MANAGER_*) for Unit.ActiveState of `service` and of `socket`, waiting at
+ * most `timeout_usec` in all. Reading a property never starts a unit (unlike connecting to the
+ * socket it listens on): how a client tells a stopped daemon from a running one. Returns 0 with
+ * `states` filled, or -errno with `step` naming what failed (as csd_manager_query). */
+int csd_unit_states_query(int manager, const char *service, const char *socket, uint64_t timeout_usec,
+                          struct csd_unit_states *states, char *step, size_t step_size);
+
 #endif

@@ -1,8 +1,9 @@
 import Configuration
 
 /// The configuration as the daemon loads it, at start and at every reload: the files (with
-/// ``ConfigurationLoader``), then what only the daemon, inside its unit, can check — that every
-/// `TokenCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
+/// ``ConfigurationLoader``), what the runtime libcurl cannot do (``LibcurlSupportCheck``), then
+/// what only the daemon, inside its unit, can check — that every `TokenCredential=`,
+/// `ClientCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
 /// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed.
 package enum DaemonConfigurationLoader {
     /// Loads and checks; throws the first problem of the files, or every missing credential.
@@ -10,11 +11,12 @@ package enum DaemonConfigurationLoader {
         let (configuration, files) = try ConfigurationLoader.load(
             path: paths.configFile, required: paths.configRequired)
         try checkCredentials(of: configuration, in: paths.credentialsDirectory)
+        try LibcurlSupportCheck.check(configuration)
         return (configuration, files)
     }
 
-    /// Throws when a `TokenCredential=` or `ProxyCredential=` cannot be read from `directory` (or a
-    /// proxy credential is not `user:password`), naming each such credential and the endpoints
+    /// Throws when a `TokenCredential=`, `ClientCredential=` or `ProxyCredential=` cannot be read from
+    /// `directory` (or a proxy credential is not `user:password`, a client credential not `id:secret`), naming each such credential and the endpoints
     /// that use it (never its value).
     package static func checkCredentials(of configuration: Configuration, in directory: String?)
         throws(ConfigurationError)
@@ -23,6 +25,7 @@ package enum DaemonConfigurationLoader {
         var seen: Set<String> = []
         let kinds: [(key: String, name: (EndpointConfiguration) -> String?)] = [
             ("TokenCredential", \.tokenCredential), ("ProxyCredential", \.proxyCredential),
+            ("ClientCredential", \.clientCredential),
         ]
         for (key, name) in kinds {
             for endpoint in configuration.endpoints {
@@ -32,6 +35,10 @@ package enum DaemonConfigurationLoader {
                     if key == "ProxyCredential", !text.dropFirst().contains(":") {
                         throw ConfigurationError(
                             file: "", line: 0, "credential '\(credential)' must hold user:password")
+                    }
+                    if key == "ClientCredential", ClientCredential(text) == nil {
+                        throw ConfigurationError(
+                            file: "", line: 0, "credential '\(credential)' must hold \(ClientCredential.expected)")
                     }
                 } catch {
                     let users = configuration.endpoints.filter { name($0) == credential }.map(\.name)

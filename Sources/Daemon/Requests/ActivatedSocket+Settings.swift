@@ -13,7 +13,7 @@ extension ActivatedSocket {
         guard !path.isEmpty, lstat(path, &status) == 0 else { return [] }
         var differences: [String] = []
         let mode = UInt32(status.st_mode) & 0o7777
-        if control.socketMode != mode {
+        if control.socketModeIsSet, control.socketMode != mode {
             differences.append(
                 "SocketMode=\(String(control.socketMode, radix: 8)) (the socket's mode is \(String(mode, radix: 8)))")
         }
@@ -28,12 +28,15 @@ extension ActivatedSocket {
     /// Under socket activation the socket unit's mode and group rule: journals a warning when
     /// the configuration asks for others (never ignored in silence). Returns what it said.
     @discardableResult
-    func reportSettingsNotApplied(_ control: ControlSettings, to journal: any JournalSink) -> [String] {
+    func reportSettingsNotApplied(
+        _ control: ControlSettings, instance: DaemonPaths.Instance, to journal: any JournalSink
+    ) -> [String] {
         let differences = settingsNotApplied(control)
         guard !differences.isEmpty else { return [] }
+        let systemctl = instance == .user ? "systemctl --user" : "systemctl"
         let note =
             "[Control] \(differences.joined(separator: ", ")) not applied: the control socket comes from "
-            + "session-cleanup.socket; set SocketMode=/SocketGroup= there (systemctl edit session-cleanup.socket)"
+            + "session-cleanup.socket; set SocketMode=/SocketGroup= there (\(systemctl) edit session-cleanup.socket)"
         journal.record(JournalEntry(.controlSettingIgnored, note))
         return [note]
     }

@@ -20,7 +20,7 @@ enum ControlSocketSetup {
                 loop: loop, handler: handler, journal: journal)
             return (server, nil)
         }
-        activated.reportSettingsNotApplied(control, to: journal)
+        activated.reportSettingsNotApplied(control, instance: paths.instance, to: journal)
         let server = try ControlServer(
             adopting: activated.fd, socketPath: activated.path, loop: loop, handler: handler, journal: journal)
         return (server, activated)

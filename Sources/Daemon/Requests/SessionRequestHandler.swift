@@ -117,7 +117,8 @@ final class SessionRequestHandler {
     /// The session `text` names, if `peer` may see it; otherwise replies with the error.
     private func visibleSession(_ text: String, to peer: PeerCredentials, reply: ControlReply) -> Session? {
         guard let id = SessionID(validating: text) else {
-            reply(.failure(.badRequest, "'\(text)' is not a session id (16 hex digits)"))
+            // Never quoted: an error does not send the request's text back (docs/control-protocol.md).
+            reply(.failure(.badRequest, "field 'id' is not a session id (16 lowercase hex digits)"))
             return nil
         }
         // Another user's session is "not found": its existence is not theirs to learn.
@@ -157,6 +158,7 @@ final class SessionRequestHandler {
             "uptime_usec": .integer(loop.clock.now().duration(since: startedAt).microseconds),
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
+        if let cause = store.readOnlyCause { object["degraded"] = .string(cause.message) }
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
         let unconfigured =
             peer.uid == 0
@@ -172,7 +174,8 @@ final class SessionRequestHandler {
     // MARK: Report
 
     /// `report`: the last stop run (kept in the state directory), or the run `text` names if it
-    /// is that one or the last background run; as `peer` may see it.
+    /// is that one or the last background run (for anyone but root, only one with a call of
+    /// theirs); as `peer` may see it.
     func report(_ text: String?, for peer: PeerCredentials, in state: DaemonState, reply: ControlReply) {
         guard state == .running else {
             reply(.failure(.stopping, "the daemon is stopping; its report is kept for after the next start"))
@@ -181,12 +184,16 @@ final class SessionRequestHandler {
         var wanted: RunID?
         if let text {
             guard let id = RunID(validating: text) else {
-                reply(.failure(.badRequest, "'\(ControlRequest.printable(text))' is not a run id (32 hex digits)"))
+                reply(.failure(.badRequest, "field 'run_id' is not a run id (32 lowercase hex digits)"))
                 return
             }
             wanted = id
         }
-        if let last = runs.lastReport, let wanted, last.id == wanted {
+        // The background run is its callers' business: one with no call of `peer`'s answers
+        // below exactly as a run not kept (the same store read, the same words).
+        if let last = runs.lastReport, let wanted, last.id == wanted,
+            peer.uid == 0 || last.calls.contains(where: { $0.ownerUID == peer.uid })
+        {
             reply(.ended(report: RunRecord(last).report(visibleTo: peer.uid)))
             return
         }

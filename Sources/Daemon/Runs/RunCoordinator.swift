@@ -19,6 +19,8 @@ import Vocabulary
 final class RunCoordinator {
     /// Called after a background run finished and its results were committed.
     var onBackgroundRunFinished: (() -> Void)?
+    /// Called with the report of every finished run but the stop run (the daemon has that one).
+    var onRunFinished: ((RunReport) -> Void)?
 
     /// The last finished run's report, for `status`.
     private(set) var lastReport: RunReport?
@@ -149,6 +151,27 @@ final class RunCoordinator {
         }
     }
 
+    /// The first step of a restart hand-over: no run starts any more, and the background runs
+    /// start no call; `then` runs once their requests under way have finished — recorded as
+    /// usual, so the restarted daemon does not call those sessions again (an `end --all`'s calls
+    /// were made twice before) — or once `limit` has passed, whichever is first. A request still
+    /// under way then is cancelled by ``stopForHandOver()`` and made again by the next process.
+    func windDownForHandOver(within limit: Duration, then done: @escaping () -> Void) {
+        isStopping = true
+        let runs = Array(backgroundRuns.values)
+        guard !runs.isEmpty else { return done() }
+        let wait = HandOverWait(runs: runs.count, done: done)
+        wait.timer = loop.schedule(after: limit) { wait.finish() }
+        for run in runs {
+            run.windDown { [weak self] in
+                wait.runs -= 1
+                guard wait.runs == 0, let self else { return }
+                if let timer = wait.timer { self.loop.cancel(timer) }
+                wait.finish()
+            }
+        }
+    }
+
     /// Before a restart hand-over: background runs are abandoned (their sessions stay stored, with
     /// what their finished calls recorded) and no run starts any more.
     func stopForHandOver() {
@@ -208,12 +231,15 @@ final class RunCoordinator {
         return run
     }
 
-    /// The credentials the endpoints name (bearer tokens, proxy user:password), by name; a missing
+    /// The credentials the endpoints name (bearer tokens, client id:secret, proxy user:password), by name; a missing
     /// one is reported once per run.
     private func readTokens() -> [String: String] {
         var tokens: [String: String] = [:]
         let endpoints = configuration.current.endpoints
-        for credential in Set(endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)) {
+        let names =
+            endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)
+            + endpoints.compactMap(\.clientCredential)
+        for credential in Set(names) {
             do {
                 tokens[credential] = try CredentialReader.token(named: credential, in: credentialsDirectory)
             } catch {
@@ -244,6 +270,7 @@ final class RunCoordinator {
     /// the run's replies told of HTTP versions.
     private func finished(_ report: RunReport) {
         lastReport = report
+        onRunFinished?(report)
         if let engine { httpVersions.remember(engine.versionsSeen) }
     }
 }
@@ -265,5 +292,27 @@ private final class EndRequest {
     /// Takes the calls of `run` that were for this request's sessions.
     func add(_ run: RunReport) {
         report.merge(run, sessions: sessions)
+    }
+}
+
+/// The background runs a hand-over waits for (``RunCoordinator/windDownForHandOver(within:then:)``):
+/// its `done` runs once, when the last is quiet or the limit passed. Confined to the loop.
+private final class HandOverWait {
+    /// Runs not quiet yet.
+    var runs: Int
+    /// The limit's timer.
+    var timer: EventLoop.TimerID?
+    private var done: (() -> Void)?
+
+    init(runs: Int, done: @escaping () -> Void) {
+        self.runs = runs
+        self.done = done
+    }
+
+    /// Runs `done` the first time only.
+    func finish() {
+        let done = self.done
+        self.done = nil
+        done?()
     }
 }

@@ -14,17 +14,53 @@ enum InterruptedStopRun {
     /// The outcome given to the sessions an interrupted stop run did not finish.
     static let outcome = "interrupted"
 
-    /// Records that a stop run of `sessions` begins now (one small file, fsynced with its
-    /// directory). A failure is journaled: the stop run goes on without the record.
-    static func recordBegun(sessions: Int, in store: SessionStore, journal: any JournalSink) {
+    /// The space the record is written into at the stop, allocated at start: a disk that has
+    /// filled up since can still take the record (the stop run's outcomes may not fit, and
+    /// without the record the next start would take the sessions they belong to for untried).
+    static let reserveName = "stop-run-begun.reserve"
+    /// The reserve's size: the record padded with spaces (JSON whitespace) to it.
+    static let reserveSize = 4096
+
+    /// At start, after ``recover(_:journal:)``: keeps the space for the next stop's record. A
+    /// failure is journaled: the stop then writes its record as a new file, which a full disk
+    /// refuses.
+    static func reserveSpace(in store: SessionStore, journal: any JournalSink) {
         do {
-            try store.writeDocument(documentName, try document(sessions: sessions, begunAt: wallClockMicroseconds()))
+            try store.reserveDocument(reserveName, size: reserveSize)
+        } catch {
+            journal.record(
+                JournalEntry(
+                    .storeWriteFailed,
+                    "No space was kept for the stop run's start record (on a full disk, a stop run's "
+                        + "unrecorded sessions would wait for the next stop): \(error)",
+                    [JournalField(.error, "\(error)")], priority: .warning))
+        }
+    }
+
+    /// Records that a stop run of `sessions` begins now (one small file, synced with its
+    /// directory): into the space reserved at start, else as a new file. A failure is journaled:
+    /// the stop run goes on without the record. Returns whether the record is durable.
+    @discardableResult
+    static func recordBegun(sessions: Int, in store: SessionStore, journal: any JournalSink) -> Bool {
+        do {
+            var bytes = try document(sessions: sessions, begunAt: wallClockMicroseconds())
+            do {
+                if bytes.count < reserveSize {
+                    bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: reserveSize - bytes.count))
+                }
+                try store.writeReservedDocument(reserveName, bytes, as: documentName)
+            } catch {
+                try store.writeDocument(
+                    documentName, try document(sessions: sessions, begunAt: wallClockMicroseconds()))
+            }
+            return true
         } catch {
             journal.record(
                 JournalEntry(
                     .storeWriteFailed,
                     "The stop run's start was not recorded (if it is cut off, its sessions wait for the "
                         + "next stop): \(error)", [JournalField(.error, "\(error)")], priority: .warning))
+            return false
         }
     }
 

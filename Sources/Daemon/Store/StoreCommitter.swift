@@ -1,6 +1,7 @@
 import Basics
 import Control
 import EventLoop
+import Glibc
 import Journal
 import Runs
 import Sessions
@@ -35,20 +36,44 @@ final class StoreCommitter {
 
     private let loop: EventLoop
     private let journal: any JournalSink
+    /// The store's events for the journal, write failures coalesced.
+    private let failures: StoreFailureJournal
+
+    /// Opens the store for writing, or read-only when the directory cannot be written.
+    private static func open(_ directory: String) throws(StoreError) -> (SessionStore, LoadReport) {
+        do {
+            return try SessionStore.open(directory: directory)
+        } catch {
+            // Only a directory that cannot be written, not damage or a lock.
+            let code = error.errnoCode
+            guard error.kind == .io, code == EROFS || code == EACCES || code == EPERM else { throw error }
+            return try SessionStore.openReadOnly(directory: directory, cause: error)
+        }
+    }
     private var isClosed = false
     /// `.zero` until the stop begins, then ``stopRunCommitDelay``.
     private var commitDelay: Duration = .zero
 
     /// Opens the store in `directory`, journaling what loading found (damage included), and
-    /// starts collecting its writer's results on `loop`.
+    /// starts collecting its writer's results on `loop`. A directory that cannot be written (a
+    /// read-only file system, or one this user may not write) is opened read-only: the daemon
+    /// runs degraded (``SessionStore/readOnlyCause``) rather than leave the stored sessions
+    /// without anyone to end them.
     init(directory: String, loop: EventLoop, journal: any JournalSink) throws {
-        let (store, report) = try SessionStore.open(directory: directory)
+        let (store, report) = try Self.open(directory)
         self.store = store
         self.loop = loop
         self.journal = journal
+        failures = StoreFailureJournal(journal: journal, loop: loop)
         registrations = RegistrationJournal(journal: journal, loop: loop, sessionsHeld: { [store] in store.count })
         for entry in report.journalEntries { journal.record(entry) }
-        store.onEvent = { [journal] event in journal.record(event.journalEntry) }
+        if let cause = store.readOnlyCause {
+            journal.record(
+                JournalEntry(
+                    .storeReadOnly, "Running degraded: \(cause.message)",
+                    [JournalField(.error, cause.message), JournalField(.sessionsTotal, store.count)]))
+        }
+        store.onEvent = { [failures] event in failures.record(event) }
         store.waitsForSubmit = true
         try loop.watch(store.completionDescriptor) { [weak self, store] _ in
             store.processCompletions()
@@ -169,8 +194,10 @@ final class StoreCommitter {
     /// Makes durable what the runs recorded, waiting at most `timeout` (before exit). Returns the
     /// sessions the files hold — more than `store.count` when removals of ended sessions could
     /// not be written (they are ended again after the next start, and the stop must not claim
-    /// otherwise) — and whether everything was saved.
-    func settle(timeout: Duration) -> (kept: Int, saved: Bool) {
+    /// otherwise) — and whether everything was saved. `nextStartEndsUnsaved`: whether the stop
+    /// run's start is on disk, so that the next start ends what this stop could not record
+    /// (``InterruptedStopRun``); the journal says which.
+    func settle(timeout: Duration, nextStartEndsUnsaved: Bool = true) -> (kept: Int, saved: Bool) {
         let began = loop.clock.now()
         let saved = store.flush(timeoutMilliseconds: Int(timeout.millisecondsRoundedUp))
         if saved && store.count == 0 {
@@ -180,13 +207,20 @@ final class StoreCommitter {
         }
         scheduleCommitIfWanted()
         let kept = store.durableCount
+        failures.flush()
         if !saved {
             let unsaved = kept - store.count
             journal.record(
                 JournalEntry(
                     .storeWriteFailed,
-                    "Session store not saved before exit: \(unsaved) ended sessions are still in it and will be "
-                        + "ended again after the next start; outcomes of the others may be older than this run",
+                    "Session store not saved before exit: \(unsaved) ended sessions are still in it; "
+                        + (nextStartEndsUnsaved
+                            ? "every session without a saved outcome will be ended (again) after the next start"
+                            : store.readOnlyCause != nil
+                                ? "the state directory is read-only, so the stored sessions are ended (again) at "
+                                    + "the next stop"
+                                : "the stop run's start could not be recorded either, so sessions without a saved "
+                                    + "outcome are ended at the next stop, not after the next start"),
                     [
                         JournalField(.error, "changes not durable within \(timeout.humanReadable) of the stop's end"),
                         JournalField(.sessionsLeft, kept),

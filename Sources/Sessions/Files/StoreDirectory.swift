@@ -99,10 +99,13 @@ final class StoreDirectory: Sendable {
     }
 
     /// Maps the whole file `name` read-only, or returns nil if there is none; sets its mode to
-    /// 0600 on the way. Reading a store this way copies nothing onto the heap.
-    func map(_ name: String) throws(StoreError) -> MappedFile? {
+    /// 0600 on the way (unless `settingMode` is false: a read-only store changes nothing). Reading
+    /// a store this way copies nothing onto the heap.
+    func map(_ name: String, settingMode: Bool = true) throws(StoreError) -> MappedFile? {
         guard let f = try openExisting(name, flags: O_RDONLY) else { return nil }
-        guard fchmod(f.raw, 0o600) == 0 else { throw StoreError.io("fchmod(0600)", path: fullPath(name), errno: errno) }
+        guard !settingMode || fchmod(f.raw, 0o600) == 0 else {
+            throw StoreError.io("fchmod(0600)", path: fullPath(name), errno: errno)
+        }
         let size = try regularFileSize(f, name: name)
         guard size > 0 else { return MappedFile(base: nil, count: 0) }
         guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, f.raw, 0), base != MAP_FAILED else {
@@ -210,6 +213,39 @@ final class StoreDirectory: Sendable {
                     + Errno(e).description, path: path, errnoCode: e)
         }
         return f
+    }
+
+    /// Makes `name` a file of `size` bytes whose space is allocated (`posix_fallocate`), durably,
+    /// unless it already is one: a later ``fillReserved(_:_:as:)`` needs no new space, so a full
+    /// disk cannot refuse it.
+    func reserve(_ name: String, size: Int) throws(StoreError) {
+        if let f = try openExisting(name, flags: O_RDONLY), (try? regularFileSize(f, name: name)) == size { return }
+        let f = try create(name)
+        let code = posix_fallocate(f.raw, 0, off_t(size))
+        guard code == 0 else {
+            try? removeIfPresent(name)
+            throw StoreError.io("allocating \(size) bytes (posix_fallocate)", path: fullPath(name), errno: code)
+        }
+        try fsyncFile(f, name: name)
+        try fsyncDirectory()
+    }
+
+    /// Writes `bytes` over the start of the reserved file `reserved` (in place: into space already
+    /// allocated), syncs it, then renames it to `name` and syncs the directory. `bytes` must not
+    /// be longer than the reserved file; what they do not cover keeps its old contents.
+    func fillReserved(_ reserved: String, _ bytes: [UInt8], as name: String) throws(StoreError) {
+        guard let f = try openExisting(reserved, flags: O_WRONLY) else {
+            throw StoreError.io("open", path: fullPath(reserved), errno: ENOENT)
+        }
+        guard bytes.count <= (try regularFileSize(f, name: reserved)) else {
+            throw StoreError.io("write", path: fullPath(reserved), errno: EFBIG)
+        }
+        try writeAll(f, bytes, at: 0, name: reserved)
+        guard fdatasync(f.raw) == 0 else { throw StoreError.io("fdatasync", path: fullPath(reserved), errno: errno) }
+        guard renameat(fd, reserved, fd, name) == 0 else {
+            throw StoreError.io("rename to \(fullPath(name))", path: fullPath(reserved), errno: errno)
+        }
+        try fsyncDirectory()
     }
 
     /// `replaceAtomically` with fixed contents.

@@ -20,6 +20,11 @@ package struct StoreProblem: Sendable, Equatable, CustomStringConvertible {
         /// Commit sequence numbers are missing: a gap between frames, or a snapshot older than
         /// the log continuing it. What those commits changed is lost; the rest was applied.
         case missingCommits
+        /// The snapshot and the log say different things about the same commits (the log was
+        /// started on another snapshot, or the frames the snapshot claims to hold name sessions it
+        /// lacks, or lacks sessions it holds): both were kept aside and every session either
+        /// holds was kept.
+        case filesDisagree
     }
 
     /// What kind of damage was found.

@@ -10,6 +10,18 @@ struct RecoveryPass {
     private var snapshotFormat: UInt32?
     /// The highest sequence number seen anywhere, intact or not (a rewrite numbers above it).
     private var highestStamp: UInt64 = 0
+    /// What the log's frames older than the snapshot say that it does not hold.
+    private var staleCheck = StaleFramesCheck()
+
+    /// See ``checkSnapshotHolds(_:_:)``.
+    private struct StaleFramesCheck {
+        /// Sessions those frames leave registered that the snapshot lacks, put back.
+        var restored: [SessionID] = []
+        /// Sessions those frames removed that the snapshot holds (kept).
+        var removedButHeld = 0
+        /// Where those frames begin, and their first and last commit.
+        var frames: (offset: Int, first: UInt64, last: UInt64)?
+    }
 
     /// A pass over the files at `paths`.
     init(paths: StoreRecovery.Paths) { self.paths = paths }
@@ -91,26 +103,30 @@ struct RecoveryPass {
                     "; the log continues its commit \(header.snapshotSequence), when it held "
                     + "\(header.snapshotSessions) sessions: those not changed since are lost"
             }
-            problem(.missingSnapshot, paths.snapshot, detail)
+            problem(.missingSnapshot, paths.snapshot, detail + "; the log kept aside")
+            state.plan.preserveLog = true
             state.plan.rewrite = true
         } else if let base, base > state.snapshotSequence {
             problem(
                 .missingCommits, paths.snapshot,
                 "the snapshot holds commits up to \(state.snapshotSequence) but the log continues from "
-                    + "\(base): commits \(state.snapshotSequence + 1)…\(base) are lost (an older snapshot?)")
-            state.plan.rewrite = true
+                    + "\(base): commits \(state.snapshotSequence + 1)…\(base) are lost (an older snapshot?); "
+                    + "both files kept aside")
+            keepBothAside()
         } else if let header = log.header, base == state.snapshotSequence, snapshot?.isIntact == true,
             header.snapshotSessions != UInt64(state.snapshotSessions)
         {
             problem(
-                .missingCommits, paths.snapshot,
+                .filesDisagree, paths.snapshot,
                 "the log was started on a snapshot of \(header.snapshotSessions) sessions at commit "
-                    + "\(header.snapshotSequence); this snapshot has \(state.snapshotSessions)")
-            state.plan.rewrite = true
+                    + "\(header.snapshotSequence); this snapshot has \(state.snapshotSessions); both files kept "
+                    + "aside, every session of both kept")
+            keepBothAside()
         }
         let snapshotSequence = snapshot == nil ? nil : state.snapshotSequence
         var expected = base.flatMap(Self.successor)
         var applied = 0
+        var stale: [StoreFrame.Scanned] = []
         let damageEnds = Set(log.damage.map(\.end))
         for frame in log.frames {
             if let expected, frame.stamp != expected {
@@ -133,11 +149,18 @@ struct RecoveryPass {
             expected = Self.successor(frame.stamp)
             if let snapshotSequence, frame.stamp <= snapshotSequence {
                 state.report.staleLogFramesSkipped += 1
+                stale.append(frame)
                 continue
+            }
+            if !stale.isEmpty {
+                checkSnapshotHolds(raw, stale)
+                stale = []
             }
             applyFrame(raw, frame)
             applied += 1
         }
+        if !stale.isEmpty { checkSnapshotHolds(raw, stale) }
+        reportStaleDisagreement()
         state.report.logFramesApplied = applied
         state.logicalEnd = log.logicalEnd
         state.lastSequence = max(state.snapshotSequence, log.frames.last?.stamp ?? base ?? 0)
@@ -146,6 +169,64 @@ struct RecoveryPass {
             if applied > 0 { state.plan.rewrite = true } else { state.plan.freshLog = true }
         }
         if expected == nil && base != nil { state.plan.rewrite = true }  // sequence exhausted: renumber
+    }
+
+    /// The snapshot and the log disagree: both are kept aside before the rewrite.
+    private mutating func keepBothAside() {
+        state.plan.preserveSnapshot = true
+        state.plan.preserveLog = true
+        state.plan.rewrite = true
+    }
+
+    /// The log's frames the snapshot claims to hold (a compaction's crash window): checks that
+    /// it does — every session they leave registered is in it, none they remove is — and when it
+    /// does not, reports it as damage, keeps both files aside and keeps every session either one
+    /// holds (a session only the log has comes back as the log last wrote it).
+    private mutating func checkSnapshotHolds(_ raw: UnsafeRawBufferPointer, _ frames: [StoreFrame.Scanned]) {
+        var lastRecord: [SessionID: StoreRecord] = [:]
+        var lastRegistered: [SessionID: Session] = [:]
+        for frame in frames {
+            try? StoreFrame.forEachRecord(raw, frame) { record in
+                switch record {
+                case .register(let s):
+                    lastRecord[s.id] = record
+                    lastRegistered[s.id] = s
+                case .remove(let id):
+                    lastRecord[id] = record
+                    lastRegistered[id] = nil
+                case .outcome(let id, _, _):
+                    lastRecord[id] = record
+                case .snapshotHeader, .snapshotEnd, .logHeader:
+                    break
+                }
+            }
+        }
+        for (id, record) in lastRecord {
+            if case .remove = record {
+                if state.table.contains(id) { staleCheck.removedButHeld += 1 }  // kept: the safe side
+            } else if !state.table.contains(id), let session = lastRegistered[id] {
+                state.table.upsert(session)
+                _ = StoreRecovery.apply(record, to: &state.table)
+                staleCheck.restored.append(id)
+            }
+        }
+        staleCheck.frames = (frames.first?.offset ?? 0, frames.first?.stamp ?? 0, frames.last?.stamp ?? 0)
+    }
+
+    /// After the log's replay: reports what ``checkSnapshotHolds(_:_:)`` found. A session the
+    /// snapshot lacks that a later frame removes was a run's result the snapshot already held (it
+    /// holds run results before they are committed); one still there is damage — or a result
+    /// whose commit a crash lost, and ending such a session again is the safe side.
+    private mutating func reportStaleDisagreement() {
+        let absent = staleCheck.restored.filter { state.table.contains($0) }.count
+        guard absent + staleCheck.removedButHeld > 0, let frames = staleCheck.frames else { return }
+        problem(
+            .filesDisagree, paths.log, offset: frames.offset,
+            "commits \(frames.first)…\(frames.last) of the log are older than the snapshot (commit "
+                + "\(state.snapshotSequence)), which should therefore hold what they did, but \(absent) sessions "
+                + "they leave registered are not in it and \(staleCheck.removedButHeld) they removed are; "
+                + "both files kept aside, every session of both kept")
+        keepBothAside()
     }
 
     /// Applies one intact frame's records to the table.

@@ -7,6 +7,7 @@ extension SessionStore {
     /// and stages nothing, for a duplicate id or a session too large to store.
     package func register(_ session: Session, done: @escaping Completion) throws(StoreError) {
         try checkOpen()
+        try checkWritable()
         guard !contains(session.id) else {
             throw StoreError(
                 kind: .duplicateSession, message: "session \(session.id) is already registered in \(directoryPath)")
@@ -28,11 +29,32 @@ extension SessionStore {
     @discardableResult
     package func unregister(_ id: SessionID, done: @escaping Completion) -> Session? {
         guard !isClosed, let session = table[id] else { return nil }
+        if let readOnlyCause {
+            done(readOnlyCause)
+            return session
+        }
         var w = ByteWriter()
         StoreRecord.remove(id).encode(into: &w)
         commits.stage(CommitQueue.ClientChange(change: .unregister(session), record: w.bytes, done: done))
+        if unregistering[id] == nil { unregistering[id] = false }
         requestSubmit()
         return session
+    }
+
+    /// The unregistration of `id` became durable (`durable`) or failed. Failed: the run results
+    /// held back meanwhile are true of a session that stays, so its current state is written.
+    func unregistrationSettled(_ id: SessionID, durable: Bool) {
+        guard let heldBack = unregistering.removeValue(forKey: id) else { return }
+        guard !durable, heldBack, let session = table[id] else { return }
+        commits.stage(.register(session), isRemoval: false)
+    }
+
+    /// Whether a run result for `id` must not be written now: an unregistration of it is staged
+    /// or being written (the result still applies in memory, and is written if that fails).
+    private func holdsBack(_ id: SessionID) -> Bool {
+        guard unregistering[id] != nil else { return false }
+        unregistering[id] = true
+        return true
     }
 
     // MARK: Run results
@@ -53,6 +75,7 @@ extension SessionStore {
     package func replace(_ session: Session) -> Bool {
         guard !isClosed, table.contains(session.id) else { return false }
         table.upsert(session)
+        if holdsBack(session.id) { return true }
         commits.stage(.register(session), isRemoval: false)
         requestSubmit()
         return true
@@ -70,6 +93,7 @@ extension SessionStore {
                     $0.lastOutcome = outcome
                 })
         else { return nil }
+        if holdsBack(id) { return s }
         commits.stage(.outcome(id, attempts: s.attempts, lastOutcome: outcome), isRemoval: false)
         requestSubmit()
         return s

@@ -34,7 +34,7 @@ extension SessionStore {
     /// Hands what is staged to the writer as one commit, unless one is in flight (it then goes
     /// into the next) or the store must recover first; with nothing to commit, compacts if due.
     func submit() {
-        guard !isClosed, !commits.isCommitting else { return }
+        guard !isClosed, !commits.isCommitting, readOnlyCause == nil else { return }
         guard health.isHealthy else {
             recover()
             return
@@ -58,7 +58,9 @@ extension SessionStore {
             for client in batch.clients {
                 switch client.change {
                 case .register(let s): table.upsert(s)
-                case .unregister(let s): table.remove(s.id)
+                case .unregister(let s):
+                    table.remove(s.id)
+                    unregistrationSettled(s.id, durable: true)
                 }
             }
             for client in batch.clients { client.done(nil) }
@@ -80,6 +82,9 @@ extension SessionStore {
             let notSaved = StoreError(
                 kind: error.kind, message: "not saved: \(error.message)", path: error.path, offset: error.offset,
                 errnoCode: error.errnoCode)
+            for client in clients {
+                if case .unregister(let s) = client.change { unregistrationSettled(s.id, durable: false) }
+            }
             for client in clients { client.done(notSaved) }
         }
     }

@@ -17,6 +17,21 @@ extension SessionStore {
         try directory.writeAtomically(name, pieces: next)
     }
 
+    /// Keeps `size` bytes of disk space allocated under the name `reserved` (made durably if it
+    /// is not there), for a document that must be writable on a full disk.
+    package func reserveDocument(_ reserved: String, size: Int) throws(StoreError) {
+        try checkOpen()
+        try directory.reserve(reserved, size: size)
+    }
+
+    /// Writes the document `name` into the space kept by ``reserveDocument(_:size:)`` under
+    /// `reserved` (no new space needed), durably; `reserved` is gone afterwards. `bytes` must fit
+    /// the reserved size (pad them to it: what they do not cover keeps its old contents).
+    package func writeReservedDocument(_ reserved: String, _ bytes: [UInt8], as name: String) throws(StoreError) {
+        try checkOpen()
+        try directory.fillReserved(reserved, bytes, as: name)
+    }
+
     /// Removes the document `name` durably (the directory is synced); nothing if there is none.
     package func removeDocument(_ name: String) throws(StoreError) {
         try checkOpen()

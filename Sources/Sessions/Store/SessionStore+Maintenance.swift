@@ -81,6 +81,9 @@ extension SessionStore {
 
     private func failStagedClients(with reason: StoreError) {
         let waiting = commits.takeStagedClients()
+        for client in waiting {
+            if case .unregister(let s) = client.change { unregistrationSettled(s.id, durable: false) }
+        }
         let error = StoreError(
             kind: .recovering,
             message: "not saved: the session store is recovering from an earlier failure (\(reason.message)); "

@@ -28,6 +28,41 @@ extension SessionStore {
         return (store, recovered.report)
     }
 
+    /// Opens the store in `directory` without writing anything — for a directory that cannot be
+    /// written (a read-only file system): reads and recovers what both files hold, in memory
+    /// only (damage is reported, nothing is kept aside or repaired), and returns a store that
+    /// refuses every client change with a `.readOnly` error naming `cause` and writes no commit
+    /// (run results stay in memory; ``durableCount`` counts what the files still hold).
+    package static func openReadOnly(directory path: String, cause: StoreError) throws(StoreError)
+        -> (SessionStore, LoadReport)
+    {
+        let started = StoreClock.monotonicMicroseconds()
+        let directory = try StoreDirectory.open(path)
+        try directory.lock()
+        let snapshot = try directory.map(SnapshotFile.name, settingMode: false)
+        let log = try directory.map(LogFile.name, settingMode: false)
+        var recovered = try StoreRecovery.recover(
+            mapped: snapshot?.bytes, log: log?.bytes,
+            paths: StoreRecovery.Paths(
+                snapshot: directory.fullPath(SnapshotFile.name), log: directory.fullPath(LogFile.name)))
+        // The writer needs a log; this one is opened read-only and never written (no commit is
+        // submitted while `readOnlyCause` is set). With no log, the directory stands in for it.
+        let name = log == nil ? "." : LogFile.name
+        guard let fd = try directory.openExisting(name, flags: O_RDONLY) else {
+            throw StoreError.io("open", path: directory.fullPath(name), errno: ENOENT)
+        }
+        let file = LogFile(
+            directory: directory, descriptor: fd, logicalEnd: recovered.logicalEnd, size: log?.bytes.count ?? 0)
+        let store = try SessionStore(directory: directory, log: file, table: recovered.table, recovered: recovered)
+        store.readOnlyCause = StoreError(
+            kind: .readOnly,
+            message: "the state directory \(path) cannot be written (\(cause.message)): the daemon runs degraded, "
+                + "accepts nothing new and ends the stored sessions at the stop",
+            path: path, errnoCode: cause.errnoCode)
+        recovered.report.durationMicroseconds = StoreClock.monotonicMicroseconds() - started
+        return (store, recovered.report)
+    }
+
     /// Carries out what recovery planned; returns the log to append to and, if it wrote one, the
     /// new snapshot's size. Damaged data is kept aside before anything is replaced.
     private static func repair(

@@ -50,6 +50,10 @@ package final class SessionStore {
     @exclusivity(unchecked) var commits: CommitQueue
     /// Whether a change commits at once or waits for the owner's ``submitStaged()``.
     @exclusivity(unchecked) var commitRequest = CommitRequest()
+    /// Sessions whose unregistration is staged or being written, each with whether a run result
+    /// for it was held back meanwhile: written after the removal, a run's record would bring the
+    /// session back at the next start (`+Changes`).
+    @exclusivity(unchecked) var unregistering: [SessionID: Bool] = [:]
     /// Set by ``close()``: from then on nothing is staged and nothing is written.
     @exclusivity(unchecked) var isClosed = false
     /// The file work, on queues of its own.
@@ -60,6 +64,9 @@ package final class SessionStore {
     var health = StoreHealth()
     /// When compaction happens, and where one is.
     var compaction = CompactionSchedule(policy: CompactionPolicy())
+    /// Why the store is read-only (``openReadOnly(directory:)``), or nil: then no commit is ever
+    /// written, client changes are refused at once, and run results stay in memory.
+    package internal(set) var readOnlyCause: StoreError?
 
     init(directory: StoreDirectory, log: sending LogFile, table: SessionTable, recovered: RecoveredStore)
         throws(StoreError)
@@ -103,6 +110,7 @@ package final class SessionStore {
     /// true when nothing is left unsaved. For the end of a stop, and for tests.
     @discardableResult
     package func flush(timeoutMilliseconds: Int = 10_000) -> Bool {
+        if readOnlyCause != nil { return !hasUnsavedChanges }
         let deadline = StoreClock.monotonicMicroseconds() + UInt64(max(0, timeoutMilliseconds)) * 1000
         commits.retryRunsNow()
         health.retryNow()
@@ -152,6 +160,11 @@ package final class SessionStore {
     }
 
     /// Throws `.closed` once ``close()`` has run.
+    /// Throws the read-only store's refusal (``readOnlyCause``).
+    func checkWritable() throws(StoreError) {
+        if let readOnlyCause { throw readOnlyCause }
+    }
+
     func checkOpen() throws(StoreError) {
         if isClosed {
             throw StoreError(kind: .closed, message: "session store in \(directoryPath) is closed", path: directoryPath)

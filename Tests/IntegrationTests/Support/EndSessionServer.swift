@@ -19,7 +19,7 @@ final class EndSessionServer: @unchecked Sendable {
 
     init(
         host: String = "127.0.0.1", latencyMilliseconds: Int = 0, certificate: (pem: String, key: String)? = nil,
-        tokenFile: String? = nil
+        tokenFile: String? = nil, client: (file: String, authentication: String)? = nil
     ) throws {
         self.host = host
         self.latencyMilliseconds = latencyMilliseconds
@@ -33,6 +33,7 @@ final class EndSessionServer: @unchecked Sendable {
         ]
         if let certificate { arguments += ["--tls-cert", certificate.pem, "--tls-key", certificate.key] }
         if let tokenFile { arguments += ["--token-file", tokenFile] }
+        if let client { arguments += ["--client-file", client.file, "--client-auth", client.authentication] }
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -46,6 +46,13 @@ final class SmallFilesystem {
         }
     }
 
+    /// Remounts the file system read-only (`true`) or read-write again (no file may be open for
+    /// writing on it to go read-only).
+    func remount(readOnly: Bool) throws {
+        let status = try Self.run("/bin/mount", ["-o", "remount," + (readOnly ? "ro" : "rw"), path])
+        guard status == 0 else { throw TestSetupError("remounting \(path) (read-only: \(readOnly)) failed: \(status)") }
+    }
+
     /// Removes what `fill` wrote.
     func makeRoom() {
         for f in fillers { unlink(f) }

@@ -132,6 +132,7 @@ upgrade_ms=$(( $(sc_ms) - t0 )); echo "$upgrade_ms" > "$(sc_run_dir "$CT")/upgra
 sc_log "dpkg -i (upgrade to $NEW_VERSION) took $upgrade_ms ms"
 check "dpkg -i $NEW_VERSION (upgrade)" sc_eq "$rc" 0 || printf '%s\n' "$out" >&2
 check "version $NEW_VERSION installed" sc_eq "$(x dpkg-query -W -f='${Version}' $U)" "$NEW_VERSION"
+check "the binary says $NEW_VERSION too" sc_eq "$(x session-cleanup --version)" "session-cleanup $NEW_VERSION"
 check "active after the upgrade" sc_wait_for 10 is_state $U active || sc_dump "$CT" $U
 PID2=$(sc_prop "$CT" $U MainPID)
 check "the upgrade restarted the daemon (MainPID $PID1 -> $PID2)" sc_ne "$PID2" "$PID1"

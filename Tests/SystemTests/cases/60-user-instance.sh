@@ -88,8 +88,8 @@ check "store in ~/.local/state/session-cleanup" sc_ne "$(x ls -A /home/$USERNAME
 check "nothing but the configuration in ~/.config/session-cleanup" \
     sc_eq "$(x ls -A /home/$USERNAME/.config/session-cleanup)" "session-cleanup.conf"
 out=$(ux session-cleanup list 2>&1); rc=$?
-check "without --user the CLI asks the system daemon: exit 1" sc_eq "$rc" 1
-check "... and says so" sc_has "$out" "session-cleanup list: cannot reach the system daemon: cannot connect to /run/session-cleanup/control.sock"
+check "without --user the CLI asks the (stopped) system daemon, without starting it: exit 3" sc_eq "$rc" 3
+check "... and says so" sc_has "$out" "session-cleanup list: The daemon is stopped (session-cleanup.service: inactive)"
 check "... and points at --user" sc_has "$out" "session-cleanup --user list"
 
 # --- a restart of the user daemon hands its sessions over
