@@ -22,9 +22,6 @@ struct CallSchedule {
     private var gate = OriginGate()
     /// Requests in flight.
     private(set) var inFlight = 0
-    /// Requests sent again because the server's TCP never acknowledged them
-    /// (``CleanupRun/keepTimeouts()``).
-    var unacknowledged = 0
 
     /// The schedule of every call of `sessions`, at the endpoints' `templates` by name, with at
     /// most `maxConcurrent` requests in flight.
@@ -32,6 +29,37 @@ struct CallSchedule {
         self.sessions = sessions
         self.maxConcurrent = maxConcurrent
         line = CallLine(sessions: sessions, templates: templates, concurrency: maxConcurrent)
+        limiters = line.origins.map { origin in
+            guard origin.templates.contains(where: { $0.configuration.concurrency == .adaptive }) else { return nil }
+            let caps = origin.templates.compactMap { $0.configuration.maxConnectionsPerHost }
+            return OriginLimiter(cap: min(caps.min() ?? maxConcurrent, maxConcurrent))
+        }
+        for (origin, limiter) in limiters.enumerated() {
+            if let limiter { line.limit(origin, to: limiter.limit) }
+        }
+    }
+
+    // MARK: Adaptive limits
+
+    /// Each origin's adaptive limit (by number); nil for an origin whose endpoints all say
+    /// `Concurrency=fixed`.
+    private(set) var limiters: [OriginLimiter?] = []
+
+    /// The origins' texts (`scheme://host:port`), by number.
+    var originNames: [String] { line.origins.map(\.name) }
+
+    /// A request of `origin` (a number) was answered in `latency`, on a kept connection or not.
+    mutating func originSucceeded(_ origin: Int, latency: Duration, reused: Bool) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.succeeded(latency: latency, reused: reused, inFlight: line.inFlight(origin))
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
+    }
+
+    /// A request of `origin` (a number) failed with `signal`.
+    mutating func originFailed(_ origin: Int, _ signal: OriginLimiter.Signal) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.failed(signal, inFlight: line.inFlight(origin))
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
     }
 
     /// Calls `uncallable` for every call that cannot be made (see ``CallLine/prepare(_:)``):

@@ -44,6 +44,7 @@ extension CleanupRun {
             // Recorded first: the cancelled completion then finds the call done and is ignored.
             finish(slot, .unconfirmed(cause: cause))
             schedule.stopped(slot)
+            schedule.originFailed(origin, .timeout)
             transport.cancel(id)
             changed = true
         }
@@ -58,7 +59,7 @@ extension CleanupRun {
     private func resend(_ slot: Int, _ id: TransferID) {
         schedule.stopped(slot)
         schedule.notSent(slot)
-        schedule.unacknowledged += 1
+        if let origin = schedule[slot].origin { schedule.originFailed(origin, .unacknowledged) }
         // Queued first: the cancelled completion then finds the call not in flight and is ignored.
         schedule.requeue(slot)
         transport.cancel(id)

@@ -175,6 +175,7 @@ package final class CleanupRun {
     private func completed(_ slot: Int, _ number: Int, _ result: HTTPResult) {
         guard !finished, schedule[slot].number == number, case .inFlight = schedule[slot].state else { return }
         schedule.stopped(slot)
+        observe(slot, result)
         let endSession = schedule[slot].endSession
         let origin = endSession.origin
         schedule[slot].lastAttemptUnreachable =

@@ -359,6 +359,30 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report?.calls.first { $0.sessionID == sessions[0].id }?.attempts, 1, "the server got it once")
     }
 
+    func testAnAdaptiveOriginStartsAtEightInFlightAndGrowsAsItsRepliesCome() throws {
+        let sessions = (0..<100).map { session("s\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 256))
+        XCTAssertEqual(transport.pending.count, 8, "the limiter's start")
+        for _ in 0..<8 { transport.complete(with: FakeTransport.reply(200)) }
+        XCTAssertEqual(transport.pending.count, 16, "one more per reply: doubled in a round trip")
+        transport.complete(with: FakeTransport.reply(503))
+        XCTAssertEqual(transport.started.count, 24, "halved to 8: no call starts while 15 are in flight")
+        for _ in 0..<8 { transport.complete(with: FakeTransport.reply(200)) }
+        XCTAssertEqual(transport.pending.count, 8, "7 left, and one more with room again")
+        for _ in 0..<20 {
+            while transport.complete(with: FakeTransport.reply(200)) {}
+            try advance(.milliseconds(200))
+        }
+        XCTAssertEqual(report?.callCounts, ["ended": 100])
+    }
+
+    func testAFixedOriginGetsItsShareAtOnce() throws {
+        var fixed = endpoint("auth")
+        fixed.concurrency = .fixed
+        begin(makeRun((0..<100).map { session("s\($0)") }, endpoints: [fixed], maxConcurrent: 256))
+        XCTAssertEqual(transport.pending.count, 100)
+    }
+
     func testARequestStillWaitingForAConnectionIsNotAbandonedAtItsTimeout() throws {
         var short = endpoint("auth")
         short.timeout = .seconds(1)
