@@ -3,12 +3,13 @@
 /// decrease) with latency as a congestion signal besides losses, as the adaptive-concurrency
 /// limiters of service proxies do (Netflix's AIMD and gradient limiters, Envoy's filter).
 ///
-/// - It starts at ``initial`` (8): a server's accept queue of Python's or a small framework's
-///   default (5-16) takes that many new connections at once without dropping a SYN.
+/// - It starts at ``initial`` (4): the accept queue of Python's `http.server` (5, so 6 on
+///   Linux) or a small framework's default takes that many new connections at once without
+///   dropping a SYN (measured: 8 at once cost the backlog-5 server a SYN retransmit, 1 s).
 /// - **Growth.** Each success whose latency stays within ``tolerance`` (2×) of the lowest seen
 ///   (of requests on a new connection, or of those on a kept one: handshakes are no queue;
-///   at least ``latencyFloor``) adds 1 while below the slow-start threshold — the limit doubles per round trip, so 8
-///   reaches 256 in 5 round trips — and 1/limit above it (one per round trip).
+///   at least ``latencyFloor``) adds 1 while below the slow-start threshold — the limit doubles per round trip, so 4
+///   reaches 256 in 6 round trips — and 1/limit above it (one per round trip).
 /// - **Cuts.** A success slower than ``tolerance`` × the lowest latency (the server queues
 ///   what it cannot serve) cuts the limit to `limit × tolerance × lowest / latency`, at least
 ///   half; a refused or reset connection, a connection whose server never acknowledged the
@@ -23,7 +24,7 @@
 /// given, no clock is read.
 struct OriginLimiter {
     /// Where it starts.
-    static let initial = 8
+    static let initial = 4
     /// How much slower than the lowest latency a reply may be and still count as the server
     /// keeping up.
     static let tolerance = 2.0
