@@ -392,6 +392,21 @@ extension JournalEvent {
         "session-cleanup report --json".
         """)
 
+    /// What a run saw of an origin whose calls had an adaptive limit (issue 25's "say why").
+    package static let originLimit = JournalEvent(
+        "origin-limit", id: "ca319bff225945278982d8025ab272f7", .info, subject: "Calls in flight to an origin",
+        """
+        During the @RUN_KIND@ run the adaptive limit of calls in flight to @ORIGIN@ reached
+        @LIMIT_HIGHEST@ (@LIMIT_FINAL@ at the end). Its replies took @LATENCY_LOWEST_USEC@ µs at
+        the lowest and @LATENCY_MEDIAN_USEC@ µs at the median. The limit was cut for
+        @CUTS_TIMEOUT@ timeouts, @CUTS_OVERLOADED@ 503 or 429 replies, @CUTS_REFUSED@ refused
+        connections, @CUTS_RESET@ reset connections, @CUTS_UNACKNOWLEDGED@ requests the server's
+        TCP never acknowledged (a full accept queue) and @CUTS_SLOW@ replies more than twice as
+        slow as the lowest. A low limit with many cuts and calls that expired means the server
+        was the bottleneck, not the daemon; Concurrency=fixed gives the origin its whole share
+        from the start.
+        """)
+
     /// A run finished: the summary, whose counts add up to the calls made.
     package static let runFinished = JournalEvent(
         "run-finished", id: "85a8bf9bd2f147b1952eecacfd5131ba", .info, subject: "Run finished",
@@ -473,7 +488,7 @@ extension JournalEvent {
         controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
         handedOver, stopBegun,
         secondSignal, expired,
-        endpointsDropped, callFinished, callsEnded, runFinished, stopped,
+        endpointsDropped, callFinished, callsEnded, originLimit, runFinished, stopped,
         engineFailed, engineError, credentialMissing, journalIncomplete, notifyFailed,
     ]
 }

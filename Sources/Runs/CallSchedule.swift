@@ -48,6 +48,23 @@ struct CallSchedule {
     /// The origins' texts (`scheme://host:port`), by number.
     var originNames: [String] { line.origins.map(\.name) }
 
+    /// What the run report says of each origin with an adaptive limit.
+    var originReports: [OriginReport] {
+        zip(line.origins, limiters).compactMap { origin, limiter in
+            guard let summary = limiter?.summary else { return nil }
+            var report = OriginReport(
+                origin: origin.name, highestLimit: summary.highest, finalLimit: summary.final,
+                lowestLatency: summary.lowest, medianLatency: summary.median)
+            report.timeouts = summary.cuts[.timeout] ?? 0
+            report.overloaded = summary.cuts[.overloaded] ?? 0
+            report.refused = summary.cuts[.refused] ?? 0
+            report.resets = summary.cuts[.reset] ?? 0
+            report.unacknowledged = summary.cuts[.unacknowledged] ?? 0
+            report.slowReplies = summary.cuts[.latency] ?? 0
+            return report
+        }
+    }
+
     /// A request of `origin` (a number) was answered in `latency`, on a kept connection or not.
     mutating func originSucceeded(_ origin: Int, latency: Duration, reused: Bool) {
         guard limiters[origin] != nil else { return }

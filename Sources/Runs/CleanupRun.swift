@@ -311,7 +311,7 @@ package final class CleanupRun {
         guard !finished, outcomes.results.callsLeft == 0 else { return }
         finished = true
         timers.cancel(in: loop)
-        let report = outcomes.summarise(duration: budget.elapsed)
+        let report = outcomes.summarise(duration: budget.elapsed, origins: schedule.originReports)
         let completion = self.completion
         self.completion = nil
         completion?(report)

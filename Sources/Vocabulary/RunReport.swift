@@ -97,6 +97,8 @@ package struct RunReport: Sendable {
     package var journalEntries = 0
     /// Entries the journal could not take while the run went on (it was not keeping up).
     package var journalDropped = 0
+    /// The origins whose calls had an adaptive limit: its course and why it was cut.
+    package var origins: [OriginReport] = []
 
     /// An empty report for a run beginning now.
     package init(id: RunID, kind: RunKind, budget: Duration, startedAt: UInt64 = wallClockMicroseconds()) {

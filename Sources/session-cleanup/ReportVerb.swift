@@ -175,6 +175,29 @@ enum ReportVerb: Verb {
                         ]
                     })
         }
+        let origins = array(report["origins"]).map(object)
+        if !origins.isEmpty {
+            lines.append("")
+            lines.append("Calls in flight per origin (adaptive limit), and what cut it:")
+            lines += indented(
+                [
+                    [
+                        "ORIGIN", "LIMIT", "AT END", "LOWEST", "MEDIAN", "TIMEOUTS", "503/429", "REFUSED", "RESET",
+                        "UNACKED", "SLOW",
+                    ]
+                ]
+                    + origins.map {
+                        let cuts = object($0["cuts"])
+                        return [
+                            string($0["origin"]), String(integer($0["limit_highest"])),
+                            String(integer($0["limit_final"])), seconds(integer($0["latency_lowest_usec"])),
+                            seconds(integer($0["latency_median_usec"])),
+                        ]
+                            + ["timeout", "overloaded", "refused", "reset", "unacknowledged", "slow"].map {
+                                String(integer(cuts[$0]))
+                            }
+                    })
+        }
         let kept = array(report["kept"]).map(object)
         if !kept.isEmpty {
             lines.append("")

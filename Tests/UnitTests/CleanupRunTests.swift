@@ -382,6 +382,17 @@ final class CleanupRunTests: XCTestCase {
             try advance(.milliseconds(200))
         }
         XCTAssertEqual(report?.callCounts, ["ended": 100])
+        // Say why: the report and the journal give the origin's limit and its cuts.
+        let origin = try XCTUnwrap(report?.origins.first)
+        XCTAssertEqual(origin.origin, "http://127.0.0.1:8080")
+        XCTAssertEqual(origin.highestLimit, 16)
+        XCTAssertEqual(origin.overloaded, 1)
+        XCTAssertEqual(origin.timeouts + origin.refused + origin.resets + origin.unacknowledged, 0)
+        XCTAssertNotNil(origin.medianLatency)
+        let entry = try XCTUnwrap(journal.entries(event: "origin-limit").first)
+        XCTAssertEqual(entry.value(of: .cutsOverloaded), "1")
+        XCTAssertEqual(entry.value(of: .limitHighest), "16")
+        XCTAssertTrue(entry.message.contains("1 503/429 replies"), entry.message)
     }
 
     func testAFixedOriginGetsItsShareAtOnce() throws {
@@ -389,6 +400,9 @@ final class CleanupRunTests: XCTestCase {
         fixed.concurrency = .fixed
         begin(makeRun((0..<100).map { session("s\($0)") }, endpoints: [fixed], maxConcurrent: 256))
         XCTAssertEqual(transport.pending.count, 100)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.origins, [], "no adaptive limit to report")
+        XCTAssertTrue(journal.entries(event: "origin-limit").isEmpty)
     }
 
     func testARequestStillWaitingForAConnectionIsNotAbandonedAtItsTimeout() throws {
