@@ -26,3 +26,12 @@ int ccurl_transfer_request_unacknowledged(ccurl_transfer *t) {
                ? 1
                : 0;
 }
+
+int ccurl_transfer_connect_pending(ccurl_transfer *t) {
+    curl_socket_t socket = ccurl_transfer_new_socket(t);
+    if (socket == CURL_SOCKET_BAD) return 0;
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    if (getsockopt(socket, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return 0;
+    return info.tcpi_state == 2 /* TCP_SYN_SENT */ ? 1 : 0;
+}

@@ -28,6 +28,13 @@ extension HTTPEngine {
         return ccurl_transfer_request_unacknowledged(handle) != 0
     }
 
+    /// Whether transfer `id` still waits for its new connection's handshake
+    /// (`ccurl_transfer_connect_pending`: SYN_SENT); false for a transfer unknown or completed.
+    package func connectPending(_ id: TransferID) -> Bool {
+        guard let handle = transfers[id.rawValue]?.handle else { return false }
+        return ccurl_transfer_connect_pending(handle) != 0
+    }
+
     /// Cancels every active transfer, in the order they were started; each completion runs with
     /// `.cancelled` before this returns. Transfers that those completions start are not cancelled.
     package func cancelAll() {

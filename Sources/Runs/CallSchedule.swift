@@ -48,6 +48,9 @@ struct CallSchedule {
     /// The origins' texts (`scheme://host:port`), by number.
     var originNames: [String] { line.origins.map(\.name) }
 
+    /// The connect timeout for a new request of `origin` (a number): its limiter's, if it has one.
+    func connectTimeout(_ origin: Int) -> Duration? { limiters[origin]?.connectTimeout }
+
     /// What the run report says of each origin with an adaptive limit.
     var originReports: [OriginReport] {
         zip(line.origins, limiters).compactMap { origin, limiter in
@@ -69,6 +72,16 @@ struct CallSchedule {
     mutating func originSucceeded(_ origin: Int, latency: Duration, reused: Bool) {
         guard limiters[origin] != nil else { return }
         limiters[origin]?.succeeded(latency: latency, reused: reused, inFlight: line.inFlight(origin))
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
+    }
+
+    /// Requests of `origin` (a number) in flight.
+    func inFlight(at origin: Int) -> Int { line.inFlight(origin) }
+
+    /// `count` of the `inFlight` requests of `origin` (a number) were lost at its full accept queue.
+    mutating func connectionsLost(_ origin: Int, _ count: Int, inFlight: Int) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.connectionsLost(count, inFlight: inFlight)
         if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
     }
 
@@ -96,7 +109,14 @@ struct CallSchedule {
     /// The next call to try: one ready to go again (a retry, or a released call) first, then
     /// the next in line, given a slot; nil when none may go now.
     mutating func next() -> Int? {
-        if let index = ready.next() { return index }
+        if let slot = ready.first {
+            // A call ready again waits while its origin is at its adaptive limit (it went again
+            // because the server's accept queue lost it: the limit was just cut).
+            if let origin = calls[slot].origin, let limit = limiters[origin]?.limit, line.inFlight(origin) >= limit {
+                return nil
+            }
+            return ready.next()
+        }
         guard let taken = line.take() else { return nil }
         return calls.add(
             session: taken.session,

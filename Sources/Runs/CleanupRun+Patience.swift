@@ -20,15 +20,19 @@ extension CleanupRun {
     /// acknowledged a byte of it (its accept queue was full when the handshake's last ACK came,
     /// and its kernel drops what follows) is not in any queue of the server's. Waiting for it
     /// would only wait out the budget, so it goes again at once on a new connection, as no
-    /// attempt (``resend(_:_:)``).
+    /// attempt (``resend(_:_:)``); so does a request whose SYN is still unanswered after its
+    /// origin's connect timeout. Either cuts the origin's adaptive limit to the requests the
+    /// server did take (``OriginLimiter/connectionsLost(_:inFlight:)``).
     func keepTimeouts() {
         let now = loop.clock.now()
         var changed = false
+        // By origin: requests lost at its accept queue, and its requests in flight before.
+        var lost: [Int: (count: Int, inFlight: Int)] = [:]
         for slot in schedule.underWayInOrder {
             guard case .inFlight(let id) = schedule[slot].state else { continue }
-            if let attempt = schedule[slot].attemptStart, now.duration(since: attempt) >= Self.unacknowledgedAfter,
-                transport.requestUnacknowledged(id)
-            {
+            if lostAtAcceptQueue(slot, id, now: now) {
+                let origin = schedule[slot].origin
+                if let origin { lost[origin, default: (0, schedule.inFlight(at: origin))].count += 1 }
                 resend(slot, id)
                 changed = true
                 continue
@@ -48,10 +52,25 @@ extension CleanupRun {
             transport.cancel(id)
             changed = true
         }
+        for (origin, lost) in lost { schedule.connectionsLost(origin, lost.count, inFlight: lost.inFlight) }
         if changed {
             pump()
             finishIfDone()
         }
+    }
+
+    /// Whether the request of the call in `slot`, transfer `id`, is lost at its server's full
+    /// accept queue: written to a connection whose server's TCP acknowledged none of it, after
+    /// ``unacknowledgedAfter``; or still waiting for its SYN-ACK after its origin's connect
+    /// timeout (``OriginLimiter/connectTimeout``: known once the origin answered a request on a
+    /// new connection) — a SYN dropped waits for the kernel's retransmission, 1 s, then 3 s.
+    private func lostAtAcceptQueue(_ slot: Int, _ id: TransferID, now: MonotonicInstant) -> Bool {
+        guard let attempt = schedule[slot].attemptStart else { return false }
+        let age = now.duration(since: attempt)
+        if age >= Self.unacknowledgedAfter, transport.requestUnacknowledged(id) { return true }
+        guard let origin = schedule[slot].origin, let connect = schedule.connectTimeout(origin), age >= connect
+        else { return false }
+        return transport.connectPending(id)
     }
 
     /// The request of the call in `slot`, transfer `id`, never reached the server: its transfer
@@ -59,7 +78,6 @@ extension CleanupRun {
     private func resend(_ slot: Int, _ id: TransferID) {
         schedule.stopped(slot)
         schedule.notSent(slot)
-        if let origin = schedule[slot].origin { schedule.originFailed(origin, .unacknowledged) }
         // Queued first: the cancelled completion then finds the call not in flight and is ignored.
         schedule.requeue(slot)
         transport.cancel(id)

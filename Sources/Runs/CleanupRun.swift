@@ -63,7 +63,7 @@ package final class CleanupRun {
     /// under way.
     private var onQuiet: (() -> Void)?
     /// Whether ``windDown(then:)`` was called: no call starts any more.
-    private var windingDown = false
+    var windingDown = false
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -156,7 +156,15 @@ package final class CleanupRun {
         schedule[slot].timeoutIsBudget = patient || timeout < limit
         schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
         // The template read the endpoint's token from the run's tokens when the run began.
-        let request = endSession.request(timeout: timeout, token: template.token)
+        var request = endSession.request(timeout: timeout, token: template.token)
+        schedule[slot].attemptTimeout = timeout
+        schedule[slot].connectTimeout = nil
+        if let origin = schedule[slot].origin, schedule[slot].connectTimeouts < OriginLimiter.connectRetries,
+            let connect = schedule.connectTimeout(origin), connect < timeout
+        {
+            request.connectTimeout = connect
+            schedule[slot].connectTimeout = connect
+        }
         let number = schedule[slot].number
         do {
             let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }
@@ -193,6 +201,15 @@ package final class CleanupRun {
             case .notSent:
                 // It waited for a connection and was never written: not an attempt.
                 schedule.notSent(slot)
+                if connectTimedOut(slot, failure) {
+                    // A SYN or handshake lost (a full accept queue): again at once, on a new connection.
+                    schedule[slot].connectTimeouts += 1
+                    schedule.requeue(slot)
+                    pump()
+                    finishIfDone()
+                    quietIfIdle()
+                    return
+                }
             }
         }
         if let failure = result.failure,

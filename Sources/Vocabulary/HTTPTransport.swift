@@ -24,6 +24,9 @@ package protocol HTTPTransport: AnyObject {
     /// at least twice (a full accept queue drops them). Such a request is no attempt: sent
     /// again on a new connection, the server gets it once. False whenever it cannot tell.
     func requestUnacknowledged(_ id: TransferID) -> Bool
+    /// Whether transfer `id`, not yet completed, still waits for its new TCP connection's
+    /// handshake (the server's SYN-ACK). False whenever it cannot tell.
+    func connectPending(_ id: TransferID) -> Bool
 }
 
 extension HTTPTransport {
@@ -31,4 +34,6 @@ extension HTTPTransport {
     package func requestSent(_ id: TransferID) -> Bool { false }
     /// A transport that cannot tell says never: its requests wait as long as the run lets them.
     package func requestUnacknowledged(_ id: TransferID) -> Bool { false }
+    /// A transport that cannot tell says never: its connections take the kernel's time.
+    package func connectPending(_ id: TransferID) -> Bool { false }
 }

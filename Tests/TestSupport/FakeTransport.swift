@@ -46,6 +46,13 @@ final class FakeTransport: HTTPTransport {
         pendingRequestsSent && pending.contains { $0.id == id }
     }
 
+    /// Transfers still waiting for their connection's handshake (``connectPending(_:)``).
+    var connecting: Set<TransferID> = []
+
+    func connectPending(_ id: TransferID) -> Bool {
+        connecting.contains(id) && pending.contains { $0.id == id }
+    }
+
     func requestUnacknowledged(_ id: TransferID) -> Bool {
         unacknowledged.contains(id) && pending.contains { $0.id == id }
     }

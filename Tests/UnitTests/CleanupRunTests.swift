@@ -358,25 +358,24 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(transport.started.count, 2, "not before it ran 0.5 s")
         try advance(.milliseconds(500))
         XCTAssertEqual(transport.cancelled, [stuck])
-        XCTAssertEqual(transport.started.count, 3, "sent again at once, though MaxAttempts=1")
+        XCTAssertEqual(transport.started.count, 2, "the limit cut to the 1 request the server took")
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(transport.started.count, 3, "sent again, though MaxAttempts=1")
         XCTAssertEqual(transport.started[2].url, transport.started[0].url)
         while transport.complete(with: FakeTransport.reply(200)) {}
         XCTAssertEqual(report?.callCounts, ["ended": 2])
         XCTAssertEqual(report?.calls.first { $0.sessionID == sessions[0].id }?.attempts, 1, "the server got it once")
     }
 
-    func testAnAdaptiveOriginStartsAtFourInFlightAndGrowsAsItsRepliesCome() throws {
+    func testAnAdaptiveOriginStartsAtItsShareAndIsCutByWhatTheServerSays() throws {
         let sessions = (0..<100).map { session("s\($0)") }
-        begin(makeRun(sessions, maxConcurrent: 256))
-        XCTAssertEqual(transport.pending.count, 4, "the limiter's start")
-        for _ in 0..<4 { transport.complete(with: FakeTransport.reply(200)) }
-        XCTAssertEqual(transport.pending.count, 8, "one more per reply: doubled in a round trip")
-        for _ in 0..<8 { transport.complete(with: FakeTransport.reply(200)) }
-        XCTAssertEqual(transport.pending.count, 16)
+        begin(makeRun(sessions, maxConcurrent: 50))
+        XCTAssertEqual(transport.pending.count, 50, "its share, as fixed")
+        transport.complete(with: FakeTransport.reply(200))
         transport.complete(with: FakeTransport.reply(503))
-        XCTAssertEqual(transport.started.count, 28, "halved to 8: no call starts while 15 are in flight")
-        for _ in 0..<8 { transport.complete(with: FakeTransport.reply(200)) }
-        XCTAssertEqual(transport.pending.count, 8, "7 left, and one more with room again")
+        XCTAssertEqual(transport.started.count, 51, "halved to 25: no call starts while 48 are in flight")
+        for _ in 0..<24 { transport.complete(with: FakeTransport.reply(200)) }
+        XCTAssertEqual(transport.pending.count, 25, "room again below 25")
         for _ in 0..<20 {
             while transport.complete(with: FakeTransport.reply(200)) {}
             try advance(.milliseconds(200))
@@ -385,14 +384,53 @@ final class CleanupRunTests: XCTestCase {
         // Say why: the report and the journal give the origin's limit and its cuts.
         let origin = try XCTUnwrap(report?.origins.first)
         XCTAssertEqual(origin.origin, "http://127.0.0.1:8080")
-        XCTAssertEqual(origin.highestLimit, 16)
+        XCTAssertEqual(origin.highestLimit, 50)
         XCTAssertEqual(origin.overloaded, 1)
         XCTAssertEqual(origin.timeouts + origin.refused + origin.resets + origin.unacknowledged, 0)
         XCTAssertNotNil(origin.medianLatency)
         let entry = try XCTUnwrap(journal.entries(event: "origin-limit").first)
         XCTAssertEqual(entry.value(of: .cutsOverloaded), "1")
-        XCTAssertEqual(entry.value(of: .limitHighest), "16")
+        XCTAssertEqual(entry.value(of: .limitHighest), "50")
         XCTAssertTrue(entry.message.contains("1 503/429 replies"), entry.message)
+    }
+
+    func testSYNsLostAtAFullAcceptQueueGoAgainAndCutTheLimitToWhatTheServerTook() throws {
+        let sessions = (0..<20).map { session("q\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 10, maxAttempts: 1))
+        transport.complete(with: FakeTransport.reply(200))  // 5 ms on a new connection: connect timeout 250 ms
+        let stuck = Set(transport.pending.suffix(6).map(\.id))
+        transport.connecting = stuck
+        try advance(.milliseconds(250))
+        XCTAssertEqual(Set(transport.cancelled), stuck)
+        XCTAssertEqual(transport.pending.count, 4, "cut to the 4 the server took")
+        XCTAssertNil(report)
+        for _ in 0..<20 {
+            while transport.complete(with: FakeTransport.reply(200)) {}
+            try advance(.milliseconds(250))
+        }
+        XCTAssertEqual(report?.callCounts, ["ended": 20], "as no attempt, though MaxAttempts=1")
+        XCTAssertEqual(report?.origins.first?.unacknowledged, 6)
+    }
+
+    func testAConnectLostAtAFullAcceptQueueIsTriedAgainAtOnceOnANewConnection() throws {
+        let sessions = (0..<5).map { session("c\($0)") }
+        var small = endpoint("auth")
+        small.maxConnectionsPerHost = 4
+        begin(makeRun(sessions, endpoints: [small], maxConcurrent: 256, maxAttempts: 1))
+        XCTAssertNil(transport.started[0].connectTimeout, "no latency known yet: the kernel's own")
+        transport.complete(with: FakeTransport.reply(200))  // 5 ms on a new connection
+        let next = try XCTUnwrap(transport.pending.last)
+        XCTAssertEqual(next.request.connectTimeout, .milliseconds(250), "4 × 5 ms, at least 250 ms")
+        let before = transport.started.count
+        XCTAssertTrue(transport.complete(matching: next.request.url, with: FakeTransport.failure(.timeout)))
+        XCTAssertEqual(transport.started.count, before, "halved to 2: it waits while 3 are in flight")
+        transport.complete(with: FakeTransport.reply(200))
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(transport.started.count, before + 1, "again, though MaxAttempts=1")
+        XCTAssertEqual(transport.started.last?.url, next.request.url)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.callCounts, ["ended": 5])
+        XCTAssertEqual(report?.origins.first?.timeouts, 1, "and it cut the limit")
     }
 
     func testAFixedOriginGetsItsShareAtOnce() throws {

@@ -12,7 +12,7 @@ final class OriginLimiterTests: XCTestCase {
     }
 
     func testItStartsSmallAndDoublesPerRoundTripWhileRepliesStayFast() {
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         XCTAssertEqual(limiter.limit, 4)
         var limits: [Int] = []
         for _ in 0..<7 {
@@ -23,23 +23,36 @@ final class OriginLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.summary.highest, 256)
     }
 
+    func testWithoutAStartItStartsAtItsCap() {
+        XCTAssertEqual(OriginLimiter(cap: 86).limit, 86, "the origin's share, as Concurrency=fixed")
+    }
+
+    func testConnectionsLostAtAFullAcceptQueueCutItToWhatTheServerTook() {
+        var limiter = OriginLimiter(cap: 50)
+        limiter.connectionsLost(44, inFlight: 50)
+        XCTAssertEqual(limiter.limit, 6)
+        XCTAssertEqual(limiter.summary.cuts[.unacknowledged], 44)
+        limiter.connectionsLost(3, inFlight: 6)
+        XCTAssertEqual(limiter.limit, 6, "once per round")
+    }
+
     func testItNeverExceedsItsCapAndStartsBelowASmallOne() {
-        var limiter = OriginLimiter(cap: 4)
+        var limiter = OriginLimiter(cap: 4, initial: 8)
         XCTAssertEqual(limiter.limit, 4)
         for _ in 0..<5 { round(&limiter, latency: .milliseconds(10)) }
         XCTAssertEqual(limiter.limit, 4)
-        XCTAssertEqual(OriginLimiter(cap: 0).limit, 1, "at least 1")
+        XCTAssertEqual(OriginLimiter(cap: 0, initial: 4).limit, 1, "at least 1")
     }
 
     func testAnUnusedLimitDoesNotGrow() {
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         for _ in 0..<20 { limiter.succeeded(latency: .milliseconds(50), reused: true, inFlight: 1) }
         XCTAssertEqual(limiter.limit, 4, "1 in flight says nothing of whether 5 would do")
     }
 
     func testRisingLatencyCutsToTheShareThatKeepsItWithinTwiceTheLowest() {
         // A CPU-bound server: latency grows with the requests in flight (0.125 s each).
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         limiter.succeeded(latency: .milliseconds(1_000), reused: false, inFlight: 8)
         limiter.succeeded(latency: .milliseconds(900), reused: true, inFlight: 8)
         for _ in 0..<40 {
@@ -54,7 +67,7 @@ final class OriginLimiterTests: XCTestCase {
 
     func testANewConnectionsHandshakeIsNoQueue() {
         // 50 ms round trips: a kept connection answers in 50 ms, a new TLS one in 150 ms.
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         limiter.succeeded(latency: .milliseconds(150), reused: false, inFlight: 8)
         for _ in 0..<7 { limiter.succeeded(latency: .milliseconds(50), reused: true, inFlight: 8) }
         limiter.succeeded(latency: .milliseconds(160), reused: false, inFlight: 9)
@@ -63,7 +76,7 @@ final class OriginLimiterTests: XCTestCase {
     }
 
     func testLoopbackNoiseBelowTheFloorIsNoSignal() {
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         limiter.succeeded(latency: .microseconds(100), reused: true, inFlight: 1)
         limiter.succeeded(latency: .microseconds(900), reused: true, inFlight: 1)
         XCTAssertNil(limiter.summary.cuts[.latency])
@@ -73,7 +86,7 @@ final class OriginLimiterTests: XCTestCase {
     }
 
     func testOverloadAndConnectionFailuresHalveItOncePerRound() {
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         for _ in 0..<4 { round(&limiter, latency: .milliseconds(20)) }
         XCTAssertEqual(limiter.limit, 64)
         // 64 in flight when the server overflowed: the other 63 saw the same moment.
@@ -92,7 +105,7 @@ final class OriginLimiterTests: XCTestCase {
     }
 
     func testAfterACutItGrowsByOnePerRound() {
-        var limiter = OriginLimiter(cap: 256)
+        var limiter = OriginLimiter(cap: 256, initial: 4)
         for _ in 0..<3 { round(&limiter, latency: .milliseconds(20)) }
         limiter.failed(.overloaded, inFlight: 1)
         XCTAssertEqual(limiter.limit, 16)
@@ -102,10 +115,10 @@ final class OriginLimiterTests: XCTestCase {
     }
 
     func testTheMedianLatencyIsOfTheSuccesses() {
-        var limiter = OriginLimiter(cap: 8)
+        var limiter = OriginLimiter(cap: 8, initial: 4)
         for ms in [30, 10, 20, 50, 40] { limiter.succeeded(latency: .milliseconds(ms), reused: true, inFlight: 1) }
         XCTAssertEqual(limiter.summary.median, .milliseconds(30))
         XCTAssertEqual(limiter.summary.lowest, .milliseconds(10))
-        XCTAssertNil(OriginLimiter(cap: 8).summary.median)
+        XCTAssertNil(OriginLimiter(cap: 8, initial: 4).summary.median)
     }
 }

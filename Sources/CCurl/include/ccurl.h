@@ -202,6 +202,10 @@ int ccurl_transfer_request_sent(ccurl_transfer *t);
  * request. 0 otherwise, and whenever it cannot tell (no socket, TLS or HTTP/2 connections whose
  * earlier bytes were acknowledged, a kernel older than 4.1). Only while the transfer is active. */
 int ccurl_transfer_request_unacknowledged(ccurl_transfer *t);
+/* 1 while the TCP connection libcurl opened for the transfer still waits for the server's
+ * SYN-ACK (TCP_INFO: SYN_SENT): a SYN a full accept queue dropped waits for the kernel's
+ * retransmission, 1 s, then 3 s ... 0 otherwise, and whenever it cannot tell. */
+int ccurl_transfer_connect_pending(ccurl_transfer *t);
 /* Once connected over TLS: 1 when ALPN chose HTTP/2 ("h2"), 0 when it chose anything else or
  * nothing (libcurl then speaks HTTP/1.1), -1 when it cannot tell (no TLS connection, a TLS
  * library other than OpenSSL, or OpenSSL's libssl.so.3 not loaded). */
