@@ -28,6 +28,7 @@ int ccurl_transfer_request_unacknowledged(ccurl_transfer *t) {
 }
 
 int ccurl_transfer_connect_pending(ccurl_transfer *t) {
+    if (ccurl_transfer_connected(t)) return 0; /* no system call for the transfers under way */
     curl_socket_t socket = ccurl_transfer_new_socket(t);
     if (socket == CURL_SOCKET_BAD) return 0;
     struct tcp_info info;
