@@ -108,7 +108,7 @@ package struct JournalField: Sendable, Equatable {
         package static let cutsReset = Name(constant: "CUTS_RESET")
         package static let cutsUnacknowledged = Name(constant: "CUTS_UNACKNOWLEDGED")
         package static let cutsSlow = Name(constant: "CUTS_SLOW")
-        /// `RUN_KIND`: `stop`, `leftover` or `on-demand`.
+        /// `RUN_KIND`: `stop`, `leftover`, `on-demand` or `sleep`.
         package static let runKind = Name(constant: "RUN_KIND")
         /// `STORE_FILE`: a file of the session store.
         package static let storeFile = Name(constant: "STORE_FILE")
