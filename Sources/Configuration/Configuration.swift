@@ -150,6 +150,9 @@ package struct EndpointConfiguration: Sendable, Equatable {
     /// and port at once; nil: bounded by `MaxConcurrentRequests=` only. Endpoints sharing a host
     /// share the smallest value.
     package var maxConnectionsPerHost: Int?
+    /// `Concurrency=`: an adaptive limit of calls in flight to the endpoint's origin, or its
+    /// fixed share. Endpoints sharing an origin are adaptive if any of them is.
+    package var concurrency: ConcurrencyMode = .adaptive
 
     /// Creates an endpoint with defaults for everything but its name and URL.
     package init(name: String, url: String) {

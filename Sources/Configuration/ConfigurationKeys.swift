@@ -118,6 +118,9 @@ enum ConfigurationKeys {
         ConfigKey("MaxConnectionsPerHost") {
             $0.maxConnectionsPerHost = $1.value.isEmpty ? nil : try $1.integer(in: 1...4096)
         },
+        ConfigKey("Concurrency") { settings, item in
+            settings.concurrency = ConcurrencyMode(rawValue: try item.choice(["adaptive", "fixed"])) ?? .adaptive
+        },
         ConfigKey("Proxy") { $0.proxy = try proxyURL($1) },
         ConfigKey("NoProxy") {
             $0.noProxy = $1.value.split(whereSeparator: { $0 == "," || $0 == " " }).joined(separator: ",")

@@ -207,7 +207,7 @@ package final class Daemon {
                 ]))
         sleep.configure(endSessions: settings.sleep.endSessions)
         // After READY=1, so boot is not delayed by sessions an earlier stop could not end.
-        let leftovers = committer.store.sessions { $0.lastOutcome != nil }
+        let leftovers = LeftoverOrder.ordered(committer.store.sessions { $0.lastOutcome != nil })
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
