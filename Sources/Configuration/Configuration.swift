@@ -119,6 +119,8 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var body: String?
     /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
     package var tokenCredential: String?
+    /// `Preset=`: the protocol whose settings fill in what the section does not set, or nil.
+    package var preset: EndpointPreset?
     /// `ClientCredential=`: a systemd credential holding `client_id:client_secret`, sent as
     /// ``clientAuthentication`` says.
     package var clientCredential: String?

@@ -123,6 +123,12 @@ enum ConfigurationKeys {
             }
             settings.proxyCredential = item.value.isEmpty ? nil : item.value
         },
+        // Issue 24, recipes: a protocol's settings (EndpointPreset), applied after the section.
+        ConfigKey("Preset") { settings, item in
+            settings.preset =
+                item.value.isEmpty
+                ? nil : EndpointPreset(rawValue: try item.choice(EndpointPreset.allCases.map(\.rawValue)))
+        },
         ConfigKey("Token") { _, item in throw secretRefused(item) },
         ConfigKey("Authorization") { _, item in throw secretRefused(item) },
     ]
