@@ -8,13 +8,25 @@ enum EndpointProtocolCheck {
     static func warnings(for endpoint: EndpointConfiguration, file: String, line: Int) -> [ConfigurationProblem] {
         guard endpoint.preset == nil else { return [] }
         let path = self.path(of: endpoint.url)
-        if looksLikeRevocation(endpoint, path: path), endpoint.success == .jsonSuccess {
+        if looksLikeRevocation(endpoint, path: path) {
+            var misread: [String] = []
+            if endpoint.success == .jsonSuccess {
+                misread.append(
+                    "judges replies by Success=json-success, but a revocation endpoint answers 200 with an empty "
+                        + "body, which would be called rejected and the session kept")
+            }
+            if endpoint.goneStatuses.contains(404) {
+                misread.append(
+                    "counts 404 as gone (GoneStatus=), but there a 404 means a wrong URL, which would call every "
+                        + "session ended while nothing was revoked")
+            }
+            guard !misread.isEmpty else { return [] }
             return [
                 ConfigurationProblem(
                     file: file, line: line,
-                    "[Endpoint] '\(endpoint.name)' looks like RFC 7009 token revocation but judges replies by "
-                        + "Success=json-success: a revocation endpoint answers 200 with an empty body, which would "
-                        + "be called rejected and the session kept; set Preset=rfc7009 (or Success=2xx)")
+                    "[Endpoint] '\(endpoint.name)' looks like RFC 7009 token revocation but "
+                        + misread.joined(separator: "; and ")
+                        + "; set Preset=rfc7009 (Success=2xx, no GoneStatus=)")
             ]
         }
         if path.hasSuffix("/v3/auth/tokens"), endpoint.success == .jsonSuccess || !endpoint.goneStatuses.contains(401) {

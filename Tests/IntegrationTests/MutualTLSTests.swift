@@ -84,6 +84,41 @@ final class MutualTLSTests: XCTestCase {
         XCTAssertTrue(result.log.allSatisfy { $0.client.hasPrefix("FAILED") }, "\(result.log.map(\.client))")
     }
 
+    /// Two endpoints on one origin, one with the certificate and one without: a connection or TLS
+    /// session made with the certificate must not carry the other endpoint's calls (nor the reverse).
+    func testAConnectionWithTheCertificateIsNotReusedForAnEndpointWithout() throws {
+        let ca = try TestCertificateAuthority()
+        let server = try NginxServer(mode: .https, certificate: ca.server, clientCA: ca.caFile)
+        let credentials = try ScratchDirectory("mtls-credentials")
+        _ = try credentials.write("mtls-cert", try String(contentsOfFile: ca.client.pem, encoding: .utf8))
+        _ = try credentials.write("mtls-key", try String(contentsOfFile: ca.client.key, encoding: .utf8))
+        let endpoint = "URL=\(server.base)/{session}\nSuccess=2xx\nCAFile=\(ca.caFile)\n"
+        let config =
+            "[Stop]\nBudgetSec=8s\nMaxAttempts=1\nMaxConcurrentRequests=1\n"
+            + "[Endpoint]\nName=with\n\(endpoint)\(keys)[Endpoint]\nName=without\n\(endpoint)"
+        let daemon = try DaemonProcess(config: config, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
+        XCTAssertNotNil(daemon.waitUntilReady(), daemon.stderr)
+        var ids: [String: String] = [:]
+        for index in 0..<8 {
+            let name = index % 2 == 0 ? "with" : "without"
+            let registered = try BuiltBinary.run(
+                ["register", "--socket", daemon.socketPath, "--endpoint", name], stdin: "\(name)-\(index)\n")
+            XCTAssertEqual(registered.status, 0, registered.err)
+            ids[registered.out.trimmingCharacters(in: .whitespacesAndNewlines)] = name
+        }
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.waitForExit(timeout: 15), 75, daemon.stderr)
+        let outcomes = JournalLines.callOutcomes(daemon.stderr)
+        for (id, name) in ids {
+            XCTAssertEqual(
+                outcomes["\(id)/\(name)"]?["OUTCOME"], name == "with" ? "ended" : "rejected",
+                "\(name): \(daemon.stderr)")
+        }
+        let log = server.requests(atLeast: 8)
+        XCTAssertEqual(log.filter { $0.client == "SUCCESS" }.count, 4, "\(log.map(\.client))")
+        XCTAssertEqual(log.filter { $0.status == 400 }.count, 4, "\(log.map(\.status))")
+    }
+
     func testAKeyThatIsNotPEMFailsTheStartNamingTheCredentialNotItsContents() throws {
         let ca = try TestCertificateAuthority()
         let credentials = try ScratchDirectory("mtls-credentials")

@@ -99,12 +99,23 @@ final class EndpointPresetTests: XCTestCase {
         ] {
             let found = try warnings(url, lines)
             XCTAssertEqual(found.count, 1, url)
-            XCTAssertTrue(found.first?.contains("set Preset=rfc7009 (or Success=2xx)") ?? false, "\(found)")
+            XCTAssertTrue(found.first?.contains("judges replies by Success=json-success") ?? false, "\(found)")
+            XCTAssertTrue(
+                found.first?.contains("set Preset=rfc7009 (Success=2xx, no GoneStatus=)") ?? false, "\(found)")
         }
         XCTAssertEqual(try warnings("https://idp.example/revoke", "Preset=rfc7009\n"), [])
         XCTAssertEqual(
-            try warnings("https://idp.example/revoke", "Method=POST\nBody=token={session}\nSuccess=2xx\n"), [])
+            try warnings("https://idp.example/revoke", "Method=POST\nBody=token={session}\nSuccess=2xx\nGoneStatus=\n"),
+            [])
         XCTAssertEqual(try warnings("https://api.example/user/{session}/endsession", ""), [])
+    }
+
+    /// `Success=2xx` alone leaves the default `GoneStatus=404 410`: a wrong URL would end every session.
+    func testCheckConfigWarnsWhenARevocationEndpointCountsA404AsGone() throws {
+        let found = try warnings("https://idp.example/revoke", "Method=POST\nBody=token={session}\nSuccess=2xx\n")
+        XCTAssertEqual(found.count, 1)
+        XCTAssertTrue(found.first?.contains("counts 404 as gone (GoneStatus=)") ?? false, "\(found)")
+        XCTAssertFalse(found.first?.contains("json-success") ?? true, "\(found)")
     }
 
     func testCheckConfigWarnsWhenAKeystoneEndpointWouldCallAGoneTokenRejected() throws {
