@@ -15,3 +15,7 @@ int cps_is_dumpable(void) {
     int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     return dumpable < 0 ? -errno : dumpable;
 }
+
+int cps_make_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 ? -errno : 0;
+}

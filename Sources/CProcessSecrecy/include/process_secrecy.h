@@ -13,4 +13,8 @@ int cps_keep_out_of_core_dumps(void);
 /* prctl(PR_GET_DUMPABLE): 1 dumpable, 0 not, -errno on failure. */
 int cps_is_dumpable(void);
 
+/* PR_SET_DUMPABLE 1, for tests: a test process that already ran the daemon in-process is not
+ * dumpable any more, and its child must start dumpable for the check to mean anything. */
+int cps_make_dumpable(void);
+
 #endif
