@@ -12,19 +12,19 @@ enum EndpointProtocolCheck {
             var misread: [String] = []
             if endpoint.success == .jsonSuccess {
                 misread.append(
-                    "judges replies by Success=json-success, but a revocation endpoint answers 200 with an empty "
+                    "judges replies by Success=json-success while a revocation endpoint answers 200 with an empty "
                         + "body, which would be called rejected and the session kept")
             }
             if endpoint.goneStatuses.contains(404) {
                 misread.append(
-                    "counts 404 as gone (GoneStatus=), but there a 404 means a wrong URL, which would call every "
-                        + "session ended while nothing was revoked")
+                    "counts 404 as gone (GoneStatus=) while a 404 there means a wrong URL, which would call every "
+                        + "session ended although nothing was revoked")
             }
             guard !misread.isEmpty else { return [] }
             return [
                 ConfigurationProblem(
                     file: file, line: line,
-                    "[Endpoint] '\(endpoint.name)' looks like RFC 7009 token revocation but "
+                    "[Endpoint] '\(endpoint.name)' looks like RFC 7009 token revocation, but it "
                         + misread.joined(separator: "; and ")
                         + "; set Preset=rfc7009 (Success=2xx, no GoneStatus=)")
             ]
