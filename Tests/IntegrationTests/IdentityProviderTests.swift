@@ -24,6 +24,8 @@ final class IdentityProviderTests: XCTestCase {
         /// (Keystone: 204; 401 for a token it does not know), checked instead of asking the
         /// provider beforehand; nil: RFC 7009 answers 200 either way, so the provider is asked.
         var revokedStatus: Int? = nil
+        /// What `providers.py mint` makes: `access` or `refresh` tokens.
+        var kind = "access"
     }
 
     func testDjangoOAuthToolkitRevokesEveryTokenTheDaemonReportsEnded() throws {
@@ -32,6 +34,18 @@ final class IdentityProviderTests: XCTestCase {
                 provider: "dot",
                 endpoint: { "URL=\(try Self.string($0, "revocation_endpoint"))\nPreset=rfc7009\n" },
                 client: "confidential"))
+    }
+
+    /// The README's advice: register the refresh token (the long-lived one).
+    func testDjangoOAuthToolkitRevokesEveryRefreshTokenTheDaemonReportsEnded() throws {
+        try endAll(
+            Recipe(
+                provider: "dot",
+                endpoint: {
+                    "URL=\(try Self.string($0, "revocation_endpoint"))\nPreset=rfc7009\n"
+                        + "Body=token={session}&token_type_hint=refresh_token\n"
+                },
+                client: "confidential", kind: "refresh"))
     }
 
     func testGlewlwydRevokesEveryTokenTheDaemonReportsEnded() throws {
@@ -63,7 +77,9 @@ final class IdentityProviderTests: XCTestCase {
         let scratch = try ScratchDirectory("idp-\(recipe.provider)")
         let tokenDirectory = try ScratchDirectory("idp-tokens")  // outside the daemon's, which is searched
         let tokenFile = tokenDirectory.path + "/tokens"
-        try Self.providersPy(["mint", "--dir", providers.directory, recipe.provider, tokenFile, "\(Self.tokens)"])
+        try Self.providersPy([
+            "mint", "--dir", providers.directory, recipe.provider, tokenFile, "\(Self.tokens)", "--kind", recipe.kind,
+        ])
         let tokens = try String(contentsOfFile: tokenFile, encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(tokens.count, Self.tokens)
         if recipe.revokedStatus == nil {
@@ -146,7 +162,7 @@ final class IdentityProviderTests: XCTestCase {
             }
         }
         print(
-            "identity-provider: \(recipe.provider): \(tokens.count) tokens registered, "
+            "identity-provider: \(recipe.provider): \(tokens.count) \(recipe.kind) tokens registered, "
                 + "\(after["inactive"] ?? -1) revoked at the provider (\(after["active"] ?? -1) active), daemon: "
                 + "\(outcomes["ended"] ?? 0) of \(outcomes["total"] ?? 0) calls ended, "
                 + "\(requests) requests, stop run \(String(format: "%.2f", stopSeconds)) s (SIGTERM to exit), "
