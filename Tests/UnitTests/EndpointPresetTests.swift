@@ -54,6 +54,20 @@ final class EndpointPresetTests: XCTestCase {
         }
     }
 
+    func testThePresetsBodyTakesTheClientFieldsOfClientAuthenticationPost() throws {
+        let revoke = try endpoint(
+            "https://idp.example/revoke", "Preset=rfc7009\nClientCredential=c\nClientAuthentication=post\n")
+        let sent = EndSessionCall(
+            session: Session(
+                id: SessionID(rawValue: 1), key: SessionKey("tok+en"), endpoints: ["idp"], ownerUID: 0,
+                registeredAt: 0),
+            template: EndpointTemplate(revoke, credentials: ["c": "app:s3cret"])
+        ).request(timeout: .seconds(1), token: nil)
+        XCTAssertEqual(
+            sent.body.map { String(decoding: $0, as: UTF8.self) }, "token=tok%2Ben&client_id=app&client_secret=s3cret")
+        XCTAssertEqual(sent.headers, [])
+    }
+
     func testKeysWrittenInTheSectionWinOverThePreset() throws {
         let revoke = try endpoint(
             "https://idp.example/revoke",
