@@ -42,6 +42,15 @@ extension ConfigAssignment {
         return found
     }
 
+    /// A boolean as systemd writes them: `yes`/`no`, `true`/`false`, `on`/`off`, `1`/`0` (any case).
+    func boolean() throws(ConfigurationProblem) -> Bool {
+        switch value.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw invalid("yes or no")
+        }
+    }
+
     /// An absolute path, or nil for an empty value (back to the default).
     func absolutePathOrNone() throws(ConfigurationProblem) -> String? {
         if value.isEmpty { return nil }

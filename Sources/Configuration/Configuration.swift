@@ -20,6 +20,8 @@ package struct Configuration: Sendable, Equatable {
     package var control = ControlSettings()
     /// `[Metrics]`: the file node_exporter's textfile collector reads.
     package var metrics = MetricsSettings()
+    /// `[Sleep]`: what happens before the machine sleeps.
+    package var sleep = SleepSettings()
     /// `[Endpoint]` sections, in the order first defined.
     package var endpoints: [EndpointConfiguration] = []
 
@@ -81,6 +83,13 @@ package struct MetricsSettings: Sendable, Equatable {
     /// `TextfileDirectory=`: where to keep `session_cleanup.prom` for node_exporter's textfile
     /// collector (Debian's reads `/var/lib/prometheus/node-exporter`); nil (the default): none.
     package var textfileDirectory: String?
+}
+
+/// `[Sleep]` settings.
+package struct SleepSettings: Sendable, Equatable {
+    /// `EndSessions=`: hold a logind delay lock for sleep and end every session before the
+    /// machine sleeps (within logind's `InhibitDelayMaxSec=`); false (the default): sleep ends none.
+    package var endSessions = false
 }
 
 /// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.

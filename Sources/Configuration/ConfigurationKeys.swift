@@ -10,7 +10,7 @@ import Vocabulary
 /// and the man page. Unknown keys are errors, so a typo never silently becomes a default.
 enum ConfigurationKeys {
     /// The sections there are.
-    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Endpoint"]
+    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Sleep", "Endpoint"]
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
@@ -38,6 +38,11 @@ enum ConfigurationKeys {
     /// `[Metrics]`.
     static let metrics: [ConfigKey<MetricsSettings>] = [
         ConfigKey("TextfileDirectory") { $0.textfileDirectory = try $1.absolutePathOrNone() }
+    ]
+
+    /// `[Sleep]`.
+    static let sleep: [ConfigKey<SleepSettings>] = [
+        ConfigKey("EndSessions") { $0.endSessions = try $1.boolean() }
     ]
 
     /// `[Control]`.

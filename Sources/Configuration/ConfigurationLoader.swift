@@ -98,6 +98,7 @@ package enum ConfigurationLoader {
         var start = ConfigSectionSettings(StartSettings())
         var control = ConfigSectionSettings(ControlSettings())
         var metrics = ConfigSectionSettings(MetricsSettings())
+        var sleep = ConfigSectionSettings(SleepSettings())
         var endpoints: [ConfigSectionSettings<EndpointConfiguration>] = []
 
         mutating func add(_ section: ConfigSection, problems: inout [ConfigurationProblem]) {
@@ -106,6 +107,7 @@ package enum ConfigurationLoader {
             case "Start": start.apply(section, ConfigurationKeys.start, problems: &problems)
             case "Control": control.apply(section, ConfigurationKeys.control, problems: &problems)
             case "Metrics": metrics.apply(section, ConfigurationKeys.metrics, problems: &problems)
+            case "Sleep": sleep.apply(section, ConfigurationKeys.sleep, problems: &problems)
             case "Endpoint":
                 var endpoint = ConfigSectionSettings(EndpointConfiguration(name: "", url: ""), section: section)
                 endpoint.apply(section, ConfigurationKeys.endpoint, problems: &problems)
@@ -123,7 +125,7 @@ package enum ConfigurationLoader {
                     ConfigurationProblem(
                         file: section.file, line: section.line,
                         "unknown section" + (suggestion.map { " (did you mean [\($0)]?)" } ?? "")
-                            + " (expected [Stop], [Start], [Control], [Metrics] or [Endpoint])"))
+                            + " (expected [Stop], [Start], [Control], [Metrics], [Sleep] or [Endpoint])"))
             }
         }
 
@@ -134,6 +136,7 @@ package enum ConfigurationLoader {
             for (key, item) in start.assigned { origins["Start.\(key)"] = item }
             for (key, item) in control.assigned { origins["Control.\(key)"] = item }
             for (key, item) in metrics.assigned { origins["Metrics.\(key)"] = item }
+            for (key, item) in sleep.assigned { origins["Sleep.\(key)"] = item }
             for endpoint in endpoints {
                 for (key, item) in endpoint.assigned { origins["Endpoint.\(endpoint.settings.name).\(key)"] = item }
             }
@@ -146,6 +149,7 @@ package enum ConfigurationLoader {
             configuration.start = start.settings
             configuration.control = control.settings
             configuration.metrics = metrics.settings
+            configuration.sleep = sleep.settings
             problems += ConfigurationKeys.check(stop)
             for endpoint in endpoints {
                 let found = ConfigurationKeys.check(endpoint)

@@ -63,6 +63,7 @@ extension Daemon {
                 .reloaded, "Configuration reloaded from \(configuration.files.count) file(s)",
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
         started?.metrics.sessionsChanged()  // written at once where TextfileDirectory= now says
+        started?.sleep.configure(endSessions: configuration.current.sleep.endSessions)
         notifier.send([.ready, .status(readyStatus)])
         return .applied(files: configuration.files, notes: notes)
     }

@@ -8,6 +8,7 @@ extension Daemon {
     /// next process; anything else is a stop run. The budget starts at the signal, so asking
     /// systemd counts against it.
     func terminate(signal: DaemonSignal, sender: Int32) {
+        started?.sleep.daemonStopping()  // the stop run, or the next daemon, has the sessions now
         let settings = configuration.current.stop
         let budget = StopBudget(total: settings.budget, minimumRequest: settings.minimumRequest, clock: loop.clock)
         let received = loop.clock.now()

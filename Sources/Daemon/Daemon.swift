@@ -74,6 +74,8 @@ package final class Daemon {
         let statusLine: StatusLine
         /// node_exporter's textfile, when configured.
         let metrics: MetricsPublisher
+        /// The sleep lock, when `[Sleep] EndSessions=yes`.
+        let sleep: SleepWatch
     }
 
     /// Where the daemon's files are.
@@ -162,9 +164,11 @@ package final class Daemon {
         runs.onRunFinished = { [weak metrics] report in
             metrics?.runFinished(RunMetrics(report, finishedAt: wallClockMicroseconds(), journalDropped: 0))
         }
+        let sleep = makeSleepWatch(committer: committer, runs: runs)
+        requests.sleepLock = { [weak sleep] in sleep?.statusText }
         started = Started(
             committer: committer, runs: runs, requests: requests, controlServer: controlServer,
-            activatedSocket: activated, statusLine: statusLine, metrics: metrics)
+            activatedSocket: activated, statusLine: statusLine, metrics: metrics, sleep: sleep)
         reportUnconfiguredEndpoints()
         try signals.attach(to: loop) { [weak self] signal, sender in self?.handle(signal, from: sender) }
         watchdog.start()
@@ -177,11 +181,36 @@ package final class Daemon {
                     JournalField(.durationUsec, loop.clock.now().duration(since: startedAt).microseconds),
                     JournalField(.sessionsTotal, committer.store.count),
                 ]))
+        sleep.configure(endSessions: settings.sleep.endSessions)
         // After READY=1, so boot is not delayed by sessions an earlier stop could not end.
         let leftovers = committer.store.sessions { $0.lastOutcome != nil }
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
+    }
+
+    /// The sleep lock's runs: before sleep every stored session (`sleep`), after the resume what
+    /// is left (`leftover`), both as background runs.
+    private func makeSleepWatch(committer: StoreCommitter, runs: RunCoordinator) -> SleepWatch {
+        let store = committer.store
+        let sleep = SleepWatch(loop: loop, journal: journal) {
+            (store.count, store.sessions { $0.lastOutcome != nil }.count)
+        }
+        sleep.beginSleepRun = { [weak runs] budget, finished in
+            guard let runs else { return finished() }
+            runs.endInBackground(store.sessions { _ in true }, kind: .sleep, budget: budget) { _ in
+                // What the run did is made durable before the machine sleeps (a battery may run
+                // out while it does): a brief blocking wait, in logind's margin; the store retries
+                // a failed write after the resume.
+                try? committer.commitNow(timeout: SleepWatch.storeFlushLimit)
+                finished()
+            }
+        }
+        sleep.retryLeftovers = { [weak runs] in
+            let leftovers = store.sessions { $0.lastOutcome != nil }
+            if !leftovers.isEmpty { runs?.endInBackground(leftovers, kind: .leftover) }
+        }
+        return sleep
     }
 
     /// Turns the event loop until the stop run (or the hand-over) has finished; returns the exit

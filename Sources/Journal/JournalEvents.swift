@@ -241,6 +241,54 @@ extension JournalEvent {
         daemon tries again at the next change; it journals this once until a write succeeds.
         """)
 
+    // MARK: Sleep
+
+    /// The sleep lock (`[Sleep] EndSessions=yes`) is held: sessions are ended before the machine sleeps.
+    package static let sleepLockTaken = JournalEvent(
+        "sleep-lock-taken", id: "eadcc5c7872a4e5aae84e2ac13020218", .info,
+        subject: "Sessions will be ended before the machine sleeps",
+        """
+        The daemon holds a logind delay inhibitor lock for sleep ([Sleep] EndSessions=yes;
+        systemd-inhibit --list shows it). When the machine is about to sleep, logind waits up to
+        its InhibitDelayMaxSec= (@BUDGET@ of it is the sleep run's budget) while a sleep run ends
+        every registered session; then the daemon releases the lock and the machine sleeps.
+        """)
+
+    /// The sleep lock could not be taken or was lost.
+    package static let sleepLockFailed = JournalEvent(
+        "sleep-lock-failed", id: "1cad08cdbe344874a057a3d72350c034", .warning,
+        subject: "Sessions will not be ended before the machine sleeps",
+        """
+        [Sleep] EndSessions=yes asks for a logind delay lock for sleep, but: @ERROR@
+        Until the lock is held, the machine may sleep with every session open (they are still
+        ended at the daemon's stop). logind must run and the system bus be reachable
+        (systemctl status systemd-logind dbus). AccessDenied: logind asks polkit, and without
+        polkit (Debian: apt install polkitd) it grants delay locks to root only; polkit's default
+        allows org.freedesktop.login1.inhibit-delay-sleep to every user. The daemon tries again
+        after the next resume and at every reload.
+        """)
+
+    /// The machine is about to sleep: the sleep run begins (or there is nothing to end).
+    package static let sleeping = JournalEvent(
+        "sleeping", id: "819176b1ed0b46c192ec3203232fd8a7", .info,
+        subject: "The machine is about to sleep: ending sessions first",
+        """
+        logind announced sleep (PrepareForSleep). The daemon ends its @SESSIONS_TOTAL@
+        sessions within @BUDGET@ (logind's InhibitDelayMaxSec= less a margin), then releases
+        its delay lock. Ended sessions are gone; what could not be ended stays registered and is
+        retried after the resume (a leftover run) and in any case at the daemon's stop.
+        """)
+
+    /// The machine resumed: the lock is taken again.
+    package static let resumed = JournalEvent(
+        "resumed", id: "856b030faf8c4ef0bbf163407c416825", .info,
+        subject: "The machine resumed",
+        """
+        logind announced the resume. The daemon takes its sleep lock again; the
+        @SESSIONS_LEFT@ sessions the sleep run could not end are retried by a leftover run
+        shortly after ([Start] LeftoverBudgetSec=), once the network had a moment to return.
+        """)
+
     // MARK: Sessions
 
     /// One registration (debug: registrations are summarised at info by `registrations`).
@@ -466,7 +514,7 @@ extension JournalEvent {
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
         controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
-        handedOver, stopBegun,
+        handedOver, stopBegun, sleepLockTaken, sleepLockFailed, sleeping, resumed,
         secondSignal, expired,
         endpointsDropped, callFinished, callsEnded, runFinished, stopped,
         engineFailed, engineError, credentialMissing, journalIncomplete, notifyFailed,

@@ -91,7 +91,7 @@ package struct JournalField: Sendable, Equatable {
         package static let callsExpired = Name(constant: "CALLS_EXPIRED")
         /// Calls never started.
         package static let callsNotStarted = Name(constant: "CALLS_NOT_STARTED")
-        /// `RUN_KIND`: `stop`, `leftover` or `on-demand`.
+        /// `RUN_KIND`: `stop`, `leftover`, `on-demand` or `sleep`.
         package static let runKind = Name(constant: "RUN_KIND")
         /// `STORE_FILE`: a file of the session store.
         package static let storeFile = Name(constant: "STORE_FILE")

@@ -6,6 +6,8 @@ package enum RunKind: String, Sendable {
     case leftover
     /// `session-cleanup end`: asked for while running.
     case onDemand = "on-demand"
+    /// Before the machine sleeps (`[Sleep] EndSessions=yes`): every session, within logind's delay.
+    case sleep
 }
 
 /// Why a run's budget expired.

@@ -9,7 +9,7 @@ package struct RunRecord: Sendable, Equatable {
 
     /// The run's id.
     package var id: RunID
-    /// `stop`, `leftover` or `on-demand`.
+    /// `stop`, `leftover`, `on-demand` or `sleep`.
     package var kind: String
     /// When the run began and finished: microseconds since the Unix epoch.
     package var startedAt: UInt64

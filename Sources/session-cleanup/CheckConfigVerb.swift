@@ -53,6 +53,8 @@ enum CheckConfigVerb: Verb {
                 }
                 if !findings.problems.isEmpty { throw ConfigurationError(findings.problems) }
             }
+            let sleep = SleepCheck.summary(configuration, askLogind: !options.has("--no-host-checks"))
+            for warning in sleep?.warnings ?? [] { printError("session-cleanup: warning: \(warning)") }
             let read = files.isEmpty ? "no files (defaults)" : files.joined(separator: ", ")
             print("Configuration OK: \(read)")
             let stop = configuration.stop
@@ -66,6 +68,7 @@ enum CheckConfigVerb: Verb {
                     "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout "
                         + HumanText.duration(microseconds: endpoint.timeout.microseconds))
             }
+            if let sleep { print(sleep.line) }
             if configuration.endpoints.isEmpty { print(noEndpointHint(paths)) }
             return .success
         } catch {

@@ -19,6 +19,8 @@ final class SessionRequestHandler {
     private let startedAt: MonotonicInstant
     /// The last stop run's summary kept in the state directory at start.
     private let lastStopSummary: JSONValue?
+    /// Where the sleep lock is (`[Sleep] EndSessions=yes`), for `status`; nil when it is off.
+    var sleepLock: () -> String? = { nil }
 
     /// Answers from `committer`'s store, `runs` and the `configuration` in force.
     init(
@@ -160,6 +162,7 @@ final class SessionRequestHandler {
         ]
         if let cause = store.readOnlyCause { object["degraded"] = .string(cause.message) }
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
+        if let sleepLock = sleepLock() { object["sleep_lock"] = .string(sleepLock) }
         let unconfigured =
             peer.uid == 0
             ? UnconfiguredEndpoints(

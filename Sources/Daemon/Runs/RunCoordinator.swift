@@ -60,14 +60,19 @@ final class RunCoordinator {
         httpVersions = HTTPVersionMemory(store: committer.store, journal: journal)
     }
 
-    /// Ends `sessions` while running (leftovers after start, or `end` asked for), with the
-    /// leftover budget. Sessions another run is ending are not called again: `reply` gets, once
-    /// every run involved has finished, the outcomes of all of `sessions` — this run's and theirs.
+    /// Ends `sessions` while running (leftovers after start, `end` asked for, or before sleep),
+    /// with `budget` (the leftover budget when nil). Sessions another run is ending are not called
+    /// again: `reply` gets, once every run involved has finished, the outcomes of all of
+    /// `sessions` — this run's and theirs. `onFinished` gets this run's report once it finished,
+    /// or nil at once when it did not begin (nothing left to end, no engine, stopping); it is not
+    /// called for a run the stop run abandons.
     package func endInBackground(
-        _ sessions: [Session], kind: RunKind, reply: ((ControlResponse) -> Void)? = nil
+        _ sessions: [Session], kind: RunKind, budget total: Duration? = nil,
+        reply: ((ControlResponse) -> Void)? = nil, onFinished: ((RunReport?) -> Void)? = nil
     ) {
         guard !isStopping else {
             reply?(.failure(.stopping, "the daemon is stopping: its stop run ends every session"))
+            onFinished?(nil)
             return
         }
         let settings = configuration.current
@@ -77,12 +82,15 @@ final class RunCoordinator {
         request?.waitingFor = others
         guard !fresh.isEmpty else {
             if let request { wait(request) }
+            onFinished?(nil)
             return
         }
         let budget = StopBudget(
-            total: settings.start.leftoverBudget, minimumRequest: settings.stop.minimumRequest, clock: loop.clock)
+            total: total ?? settings.start.leftoverBudget, minimumRequest: settings.stop.minimumRequest,
+            clock: loop.clock)
         guard let run = makeRun(kind, sessions: SessionList(fresh), budget: budget) else {
             reply?(.failure(.internal, "the HTTP engine could not start; see the journal"))
+            onFinished?(nil)
             return
         }
         let key = ObjectIdentifier(run)
@@ -103,6 +111,7 @@ final class RunCoordinator {
             self.finished(report)
             self.onBackgroundRunFinished?()
             self.backgroundRunFinished(key, report)
+            onFinished?(report)
         }
     }
 
