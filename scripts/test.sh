@@ -30,8 +30,23 @@ echo "== format and lint (swift format, warnings are errors)"
 swift format lint --strict -r Sources Tests Fuzz Package.swift
 
 echo "== unit and integration tests"
+# Real identity providers on loopback (django-oauth-toolkit, glewlwyd, Keystone) for the OAuth
+# tests (IdentityProviderTests), set up once per run while the build runs and stopped whatever
+# happens. `up` installs what is missing (root) and fails when a provider does not start: the
+# tests that need them never skip here.
+providers_dir=$(mktemp -d /tmp/sc-providers-XXXXXX)
+python3 Tests/Providers/providers.py up --dir "$providers_dir" > "$providers_dir/up.log" 2>&1 &
+providers_up=$!
+stop_providers() {
+    wait "$providers_up" 2>/dev/null || true
+    python3 Tests/Providers/providers.py down --dir "$providers_dir" || true
+    rm -rf "$providers_dir"
+}
+trap stop_providers EXIT
 # The layering is enforced: a target may import only the targets it depends on.
 swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
+wait "$providers_up" || { cat "$providers_dir/up.log" >&2; echo "test.sh: the identity providers did not start" >&2; exit 1; }
+export SESSION_CLEANUP_PROVIDERS=$providers_dir/providers.json
 swift test --skip-build
 
 echo "== unit and integration tests again under AddressSanitizer (the daemon they start included)"

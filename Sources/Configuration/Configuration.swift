@@ -128,11 +128,18 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var body: String?
     /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
     package var tokenCredential: String?
+    /// `Preset=`: the protocol whose settings fill in what the section does not set, or nil.
+    package var preset: EndpointPreset?
     /// `ClientCredential=`: a systemd credential holding `client_id:client_secret`, sent as
     /// ``clientAuthentication`` says.
     package var clientCredential: String?
     /// `ClientAuthentication=`: how ``clientCredential`` is sent; HTTP Basic by default.
     package var clientAuthentication: ClientAuthentication = .basic
+    /// `ClientCertificateCredential=`: a systemd credential holding the PEM client certificate
+    /// this endpoint's TLS connections present (mutual TLS), with ``clientKeyCredential``.
+    package var clientCertificateCredential: String?
+    /// `ClientKeyCredential=`: a systemd credential holding the certificate's PEM private key.
+    package var clientKeyCredential: String?
     /// `CAFile=`: a private CA bundle to verify the server against.
     package var caFile: String?
     /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;

@@ -94,6 +94,10 @@ const char *ccurl_url_strerror(CURLUcode code);
 CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value);
 /* libcurl copies string options (except CURLOPT_POSTFIELDS, which this shim never uses). */
 CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value);
+/* A blob option (CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB: libcurl >= 7.71) with CURL_BLOB_COPY:
+ * libcurl keeps its own copy, so `data` may be freed on return. NULL data clears the option.
+ * Memory only: the bytes never go to a file. */
+CURLcode ccurl_easy_set_blob(CURL *easy, CURLoption option, const void *data, size_t length);
 CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value);
 CURLcode ccurl_easy_get_off_t(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_get_string(CURL *easy, CURLINFO info, const char **value);
