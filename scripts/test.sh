@@ -14,9 +14,10 @@ fi
 
 # nginx-light, tinyproxy: real HTTP/2, TLS and proxy peers for the engine's integration tests;
 # iproute2, iptables, libnetfilter-queue-dev: the benchmark's network namespace and delayer.
+# dbus-daemon, python3-dbus, python3-gi: the private bus and the fake logind of the sleep tests.
 # debhelper, dpkg-dev, lintian, scdoc: the Debian package the system tests install.
 packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc
-    nginx-light tinyproxy iproute2 iptables libnetfilter-queue-dev)
+    nginx-light tinyproxy iproute2 iptables libnetfilter-queue-dev dbus-daemon python3-dbus python3-gi)
 [ $system = 1 ] && packages+=(systemd-container mmdebstrap debhelper dpkg-dev lintian scdoc)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
