@@ -54,6 +54,10 @@ extern struct ccurl_api_table ccurl_api;
 /* 1 once ccurl_load() succeeded (acquire: ccurl_api is then complete), else 0. */
 int ccurl_is_loaded(void);
 
+/* The socket libcurl opened for the transfer's current request (CURLOPT_SOCKOPTFUNCTION), or
+ * CURL_SOCKET_BAD when it reuses a connection (or has none yet). */
+curl_socket_t ccurl_transfer_new_socket(const ccurl_transfer *t);
+
 /* What the shim's functions return as text when libcurl is not loaded. */
 extern const char ccurl_not_loaded[];
 

@@ -33,6 +33,12 @@ CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value)
     return ccurl_api.easy_setopt(easy, option, value);
 }
 
+CURLcode ccurl_easy_set_blob(CURL *easy, CURLoption option, const void *data, size_t length) {
+    if (data == NULL) return ccurl_api.easy_setopt(easy, option, (struct curl_blob *)NULL);
+    struct curl_blob blob = {.data = (void *)data, .len = length, .flags = CURL_BLOB_COPY};
+    return ccurl_api.easy_setopt(easy, option, &blob);
+}
+
 CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value) {
     return ccurl_api.easy_getinfo(easy, info, value);
 }

@@ -23,6 +23,8 @@ struct ccurl_transfer {
     long long retry_after;
     int abort_reason;
     int connected;
+    /* The socket libcurl opened for the current request, or CURL_SOCKET_BAD (on_socket). */
+    curl_socket_t new_socket;
     /* Options of the current request that ccurl_transfer_release must clear. */
     int has_body;
     int has_method;
@@ -156,6 +158,14 @@ static int on_connected(void *userp, char *primary_ip, char *local_ip, int prima
     return CURL_PREREQFUNC_OK;
 }
 
+/* CURLOPT_SOCKOPTFUNCTION: libcurl opened `fd` for a connection of this transfer. Kept for
+ * ccurl_transfer_request_unacknowledged (CURLINFO_ACTIVESOCKET says nothing before the
+ * transfer is done). */
+static int on_socket(void *userp, curl_socket_t fd, curlsocktype purpose) {
+    if (purpose == CURLSOCKTYPE_IPCXN) ((ccurl_transfer *)userp)->new_socket = fd;
+    return CURL_SOCKOPT_OK;
+}
+
 /* The shim's own options: set once per easy handle, and again after a reset. */
 static CURLcode install(ccurl_transfer *t, CURLSH *share) {
     CURLcode rc;
@@ -171,6 +181,8 @@ static CURLcode install(ccurl_transfer *t, CURLSH *share) {
     if (rc == CURLE_OK) rc = ccurl_api.easy_setopt(t->easy, CURLOPT_PREREQDATA, (void *)t);
     if (rc != CURLE_OK && rc != CURLE_UNKNOWN_OPTION) return rc;
     if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SOCKOPTFUNCTION, on_socket)) != CURLE_OK) return rc;
+    if ((rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SOCKOPTDATA, (void *)t)) != CURLE_OK) return rc;
     /* curl_easy_reset keeps the share but not its session cache's size: set it again. */
     t->share = NULL;
     if (share != NULL && (rc = ccurl_api.easy_setopt(t->easy, CURLOPT_SHARE, share)) != CURLE_OK) return rc;
@@ -193,6 +205,7 @@ ccurl_transfer *ccurl_transfer_new(CURLSH *share, CURLcode *error) {
     }
     ccurl_transfer *t = calloc(1, sizeof *t);
     if (t == NULL) return NULL;
+    t->new_socket = CURL_SOCKET_BAD;
     t->easy = ccurl_api.easy_init();
     if (t->easy == NULL) {
         free(t);
@@ -255,6 +268,7 @@ void ccurl_transfer_begin(ccurl_transfer *t, uint64_t tag, size_t max_body) {
     t->retry_after = -1;
     t->abort_reason = CCURL_ABORT_NONE;
     t->connected = 0;
+    t->new_socket = CURL_SOCKET_BAD;
     t->error[0] = '\0';
 }
 
@@ -317,6 +331,17 @@ const uint8_t *ccurl_transfer_body(const ccurl_transfer *t, size_t *length) {
 int ccurl_transfer_abort_reason(const ccurl_transfer *t) { return t->abort_reason; }
 
 int ccurl_transfer_connected(const ccurl_transfer *t) { return t->connected; }
+
+curl_socket_t ccurl_transfer_new_socket(const ccurl_transfer *t) { return t->new_socket; }
+
+int ccurl_transfer_request_sent(ccurl_transfer *t) {
+    /* libcurl resets the size only when the transfer begins: a pooled handle cancelled before
+     * then still holds its last request's. The connection callback is this request's own. */
+    if (!t->connected) return 0;
+    long size = 0;
+    if (ccurl_api.easy_getinfo(t->easy, CURLINFO_REQUEST_SIZE, &size) != CURLE_OK) return 0;
+    return size > 0;
+}
 
 long long ccurl_transfer_retry_after(const ccurl_transfer *t) { return t->retry_after; }
 

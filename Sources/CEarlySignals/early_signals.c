@@ -18,6 +18,7 @@ static void block_daemon_signals(int argc, char **argv, char **envp) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     if (sigprocmask(SIG_BLOCK, &set, NULL) == 0) blocked_before_main = 1;
 }
 

@@ -15,6 +15,7 @@ int csd_signals_open(void) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1); /* the units' RestartKillSignal=: a restart, told without D-Bus */
     int r = pthread_sigmask(SIG_BLOCK, &set, NULL);
     if (r != 0) return -r;
     /* A peer closing a socket must give EPIPE, not end the daemon. */

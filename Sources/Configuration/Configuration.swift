@@ -128,6 +128,8 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var body: String?
     /// `TokenCredential=`: a systemd credential holding a bearer token (`LoadCredential=`).
     package var tokenCredential: String?
+    /// `Preset=`: the protocol whose settings fill in what the section does not set, or nil.
+    package var preset: EndpointPreset?
     /// `ClientCredential=`: a systemd credential holding `client_id:client_secret`, sent as
     /// ``clientAuthentication`` says.
     package var clientCredential: String?
@@ -141,6 +143,11 @@ package struct EndpointConfiguration: Sendable, Equatable {
     package var tokenScope: String?
     /// `TokenAudience=`: the grant's `audience` (an extension some providers need); nil: none.
     package var tokenAudience: String?
+    /// `ClientCertificateCredential=`: a systemd credential holding the PEM client certificate
+    /// this endpoint's TLS connections present (mutual TLS), with ``clientKeyCredential``.
+    package var clientCertificateCredential: String?
+    /// `ClientKeyCredential=`: a systemd credential holding the certificate's PEM private key.
+    package var clientKeyCredential: String?
     /// `CAFile=`: a private CA bundle to verify the server against.
     package var caFile: String?
     /// `HTTPVersion=`: `auto` (the default: HTTP/2 where an https server offers it, else 1.1;
@@ -158,6 +165,9 @@ package struct EndpointConfiguration: Sendable, Equatable {
     /// and port at once; nil: bounded by `MaxConcurrentRequests=` only. Endpoints sharing a host
     /// share the smallest value.
     package var maxConnectionsPerHost: Int?
+    /// `Concurrency=`: an adaptive limit of calls in flight to the endpoint's origin, or its
+    /// fixed share. Endpoints sharing an origin are adaptive if any of them is.
+    package var concurrency: ConcurrencyMode = .adaptive
 
     /// Creates an endpoint with defaults for everything but its name and URL.
     package init(name: String, url: String) {

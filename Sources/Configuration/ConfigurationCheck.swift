@@ -10,9 +10,10 @@ import Vocabulary
 ///   certificates (each block's base64 decodes to a DER sequence);
 /// - `SocketGroup=` names a group that exists (it is used when the daemon makes its own socket);
 /// - warnings: a `BudgetSec=` long enough to hold up every shutdown noticeably; a service user
-///   that does not exist (the files' readability could not be checked for it); a `TokenURL=`
-///   over plain `http` to a host that is not loopback (the client secret would cross the network
-///   unencrypted).
+///   that does not exist (the files' readability could not be checked for it); an endpoint that
+///   looks like RFC 7009 revocation or Keystone but judges replies otherwise
+///   (``EndpointProtocolCheck``); a `TokenURL=` over plain `http` to a host that is not loopback
+///   (the client secret would cross the network unencrypted).
 package enum ConfigurationCheck {
     /// The user the packaged service runs as (`systemd/session-cleanup.sysusers`).
     package static let serviceUser = "session-cleanup"
@@ -85,6 +86,10 @@ package enum ConfigurationCheck {
                     file: file, line: line,
                     "BudgetSec= is \(configuration.stop.budget.humanReadable): every stop, reboot and poweroff may wait "
                         + "that long for servers that do not answer"))
+        }
+        for endpoint in configuration.endpoints {
+            let (file, line) = at("Endpoint.\(endpoint.name).URL")
+            findings.warnings += EndpointProtocolCheck.warnings(for: endpoint, file: file, line: line)
         }
         // In file and line order, like the loader's.
         let byLine: (ConfigurationProblem, ConfigurationProblem) -> Bool = { ($0.file, $0.line) < ($1.file, $1.line) }

@@ -126,6 +126,9 @@ enum ConfigurationKeys {
         ConfigKey("MaxConnectionsPerHost") {
             $0.maxConnectionsPerHost = $1.value.isEmpty ? nil : try $1.integer(in: 1...4096)
         },
+        ConfigKey("Concurrency") { settings, item in
+            settings.concurrency = ConcurrencyMode(rawValue: try item.choice(["adaptive", "fixed"])) ?? .adaptive
+        },
         ConfigKey("Proxy") { $0.proxy = try proxyURL($1) },
         ConfigKey("NoProxy") {
             $0.noProxy = $1.value.split(whereSeparator: { $0 == "," || $0 == " " }).joined(separator: ",")
@@ -136,6 +139,15 @@ enum ConfigurationKeys {
             }
             settings.proxyCredential = item.value.isEmpty ? nil : item.value
         },
+        // Issue 24, recipes: a protocol's settings (EndpointPreset), applied after the section.
+        ConfigKey("Preset") { settings, item in
+            settings.preset =
+                item.value.isEmpty
+                ? nil : EndpointPreset(rawValue: try item.choice(EndpointPreset.allCases.map(\.rawValue)))
+        },
+        // Issue 24, mutual TLS: a client certificate and key from credentials (never files).
+        ConfigKey("ClientCertificateCredential") { $0.clientCertificateCredential = try credentialName($1) },
+        ConfigKey("ClientKeyCredential") { $0.clientKeyCredential = try credentialName($1) },
         ConfigKey("Token") { _, item in throw secretRefused(item) },
         ConfigKey("Authorization") { _, item in throw secretRefused(item) },
     ]
@@ -185,6 +197,7 @@ enum ConfigurationKeys {
                     "[Endpoint] '\(settings.name)' has \(key)= but no Proxy="))
         }
         problems += clientAuthenticationProblems(endpoint, file: file, line: line)
+        problems += clientCertificateProblems(endpoint, file: file, line: line)
         if settings.body != nil && settings.method == "GET" {
             let body = endpoint.assigned["Body"]
             problems.append(
@@ -256,6 +269,31 @@ enum ConfigurationKeys {
                     "has ClientAuthentication=post but a Content-Type other than "
                         + "application/x-www-form-urlencoded: the client fields need a form-encoded body")
             ]
+        }
+        return []
+    }
+
+    /// `ClientCertificateCredential=` and `ClientKeyCredential=`: both or neither, over https.
+    private static func clientCertificateProblems(
+        _ endpoint: ConfigSectionSettings<EndpointConfiguration>, file: String, line: Int
+    ) -> [ConfigurationProblem] {
+        let settings = endpoint.settings
+        let keys = ["ClientCertificateCredential", "ClientKeyCredential"]
+        let set = [settings.clientCertificateCredential != nil, settings.clientKeyCredential != nil]
+        guard set.contains(true), !keys.contains(where: endpoint.refused.contains) else { return [] }
+        let key = set[0] ? keys[0] : keys[1]
+        let location = endpoint.assigned[key]
+        func problem(_ text: String) -> [ConfigurationProblem] {
+            [
+                ConfigurationProblem(
+                    file: location?.file ?? file, line: location?.line ?? line, "[Endpoint] '\(settings.name)' \(text)")
+            ]
+        }
+        if set != [true, true] {
+            return problem("has \(key)= but no \(set[0] ? keys[1] : keys[0])=: a client certificate needs its key")
+        }
+        guard settings.url.lowercased().hasPrefix("https://") else {
+            return problem("has a client certificate but an http:// URL: it is presented over TLS only")
         }
         return []
     }
@@ -355,6 +393,14 @@ enum ConfigurationKeys {
     }
 
     // MARK: Helpers
+
+    /// A credential's name (`LoadCredential=NAME:…`), or nil for an empty value.
+    private static func credentialName(_ item: ConfigAssignment) throws(ConfigurationProblem) -> String? {
+        guard !item.value.contains("/"), item.value != ".", item.value != ".." else {
+            throw item.invalid("a credential name (LoadCredential=NAME:…), not a path")
+        }
+        return item.value.isEmpty ? nil : item.value
+    }
 
     private static func secretRefused(_ item: ConfigAssignment) -> ConfigurationProblem {
         item.problem("secrets do not belong in the configuration file: use TokenCredential= with LoadCredential=")

@@ -111,6 +111,7 @@ package enum ConfigurationLoader {
             case "Endpoint":
                 var endpoint = ConfigSectionSettings(EndpointConfiguration(name: "", url: ""), section: section)
                 endpoint.apply(section, ConfigurationKeys.endpoint, problems: &problems)
+                endpoint.settings.preset?.apply(to: &endpoint)
                 if let index = endpoints.firstIndex(where: {
                     !$0.settings.name.isEmpty && $0.settings.name == endpoint.settings.name
                 }) {

@@ -29,4 +29,62 @@ package enum CredentialReader {
             throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)'")
         }
     }
+
+    /// The PEM text in credential `name` (mutual TLS): a certificate chain (`.certificate`) or an
+    /// unencrypted private key (`.privateKey`). Errors name the credential, never its contents.
+    package static func pem(named name: String, in directory: String?, holding kind: PEMKind)
+        throws(ConfigurationError) -> String
+    {
+        guard let directory else {
+            throw ConfigurationError(
+                file: "", line: 0,
+                "credential '\(name)' is needed but $CREDENTIALS_DIRECTORY is unset (add LoadCredential=\(name):PATH to the unit)"
+            )
+        }
+        let path = directory + "/" + name
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReading.contents(of: path, limit: 256 * 1024)
+        } catch {
+            throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)': \(error)")
+        }
+        if let problem = kind.problem(in: bytes) {
+            throw ConfigurationError(file: path, line: 0, "credential '\(name)' \(problem)")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// What a PEM credential holds.
+    package enum PEMKind: Sendable {
+        /// `-----BEGIN CERTIFICATE-----` blocks: the client certificate, then any intermediates.
+        case certificate
+        /// One unencrypted private key (`PRIVATE KEY`, `EC PRIVATE KEY`, `RSA PRIVATE KEY`).
+        case privateKey
+
+        /// Why `bytes` is not such PEM, or nil (never quoting them).
+        func problem(in bytes: [UInt8]) -> String? {
+            switch self {
+            case .certificate:
+                return PEMCertificates.problem(in: bytes).map { "is not a PEM client certificate: \($0)" }
+            case .privateKey:
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    return "is not a PEM private key (not text: is it DER? convert it to PEM)"
+                }
+                if text.containsText("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+                    || text.containsText("Proc-Type: 4,ENCRYPTED")
+                {
+                    return "holds an encrypted private key: the daemon has no passphrase to give; "
+                        + "protect it with LoadCredentialEncrypted= (systemd-creds) instead"
+                }
+                let begin = [
+                    "-----BEGIN PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----",
+                ]
+                guard begin.contains(where: { text.containsText($0) }),
+                    text.containsText("PRIVATE KEY-----\n")
+                        || text.hasSuffix("PRIVATE KEY-----")
+                else { return "is not a PEM private key (expected -----BEGIN PRIVATE KEY-----)" }
+                return nil
+            }
+        }
+    }
 }

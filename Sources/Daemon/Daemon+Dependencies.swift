@@ -15,17 +15,22 @@ extension Daemon {
         package var watchdogInterval: Duration?
         /// Asked at SIGTERM whether the unit is being restarted.
         package var serviceManager: any ServiceManagerAsking
+        /// Keeps systemd's stop timeout at the stop's end and exits as a last resort; nil: none
+        /// (tests, which must not exit).
+        package var stopDeadline: (any StopDeadlineKeeping)?
 
         /// Bundles the dependencies.
         package init(
             loop: EventLoop, notifier: any Notifier, journal: any JournalSink, watchdogInterval: Duration?,
-            serviceManager: any ServiceManagerAsking = SystemdServiceManager()
+            serviceManager: any ServiceManagerAsking = SystemdServiceManager(),
+            stopDeadline: (any StopDeadlineKeeping)? = nil
         ) {
             self.loop = loop
             self.notifier = notifier
             self.journal = journal
             self.watchdogInterval = watchdogInterval
             self.serviceManager = serviceManager
+            self.stopDeadline = stopDeadline
         }
     }
 }

@@ -58,6 +58,9 @@ extension Daemon {
             notes.append(note)
         }
         if let unconfigured = reportUnconfiguredEndpoints() { notes.append(unconfigured.note) }
+        if let store = started?.committer.store {
+            LastGoodConfiguration.save(files: configuration.files, to: store, journal: journal)
+        }
         journal.record(
             JournalEntry(
                 .reloaded, "Configuration reloaded from \(configuration.files.count) file(s)",

@@ -30,6 +30,12 @@ extension Daemon {
                 "Stopping: ending \(HumanText.count(sessionCount, "session")), "
                     + "\(HumanText.duration(microseconds: settings.budget.microseconds)) budget"),
         ])
+        // Renewed on a thread of its own until exit: systemd forgets an extension across a
+        // daemon-reload or daemon-reexec; and the process exits on its own before the SIGKILL.
+        let end = budget.deadline.advanced(by: Self.exitGrace)
+        stopDeadline?.keep(
+            until: end, exitAt: end.advanced(by: .zero - Self.lastResortMargin),
+            status: ExitStatus.sessionsLeft.rawValue)
         // Registrations already being written are acknowledged now (and ended by the stop run);
         // then the stop run's start is made durable, so a crash before its end does not forget it.
         let syncBegan = loop.clock.now()
@@ -106,6 +112,8 @@ extension Daemon {
             started.metrics.writeNow()
         }
         started?.committer.close()
-        phase = .finished(left == 0 ? .success : .sessionsLeft)
+        let status: ExitStatus = left == 0 ? .success : .sessionsLeft
+        stopDeadline?.settle(status: status.rawValue)
+        phase = .finished(status)
     }
 }

@@ -29,6 +29,11 @@ import Vocabulary
 package final class Daemon {
     /// Time kept between the budget's end and systemd's kill, for recording results and exiting.
     package static let exitGrace: Duration = .seconds(5)
+    /// How long before the end of ``exitGrace`` a process still running exits on its own (status
+    /// 75, or its own once known), so that systemd's SIGKILL never comes. A second: on a starved
+    /// 2-core machine with 200,000 sessions the exit itself (the keeper's wake-up, the kernel
+    /// freeing the address space) took about 0.3 s (Benchmarks/exit-bound-bench.sh).
+    package static let lastResortMargin: Duration = .seconds(1)
     /// How long the end of a stop or a hand-over waits for the store to write what it holds
     /// (within ``exitGrace``).
     static let storeFlushTimeout: Duration = .seconds(3)
@@ -92,23 +97,30 @@ package final class Daemon {
     let watchdog: Watchdog
     /// Asked at SIGTERM whether the unit is being restarted.
     let serviceManager: any ServiceManagerAsking
+    /// Keeps systemd's stop timeout at the stop's end from SIGTERM to exit.
+    let stopDeadline: (any StopDeadlineKeeping)?
     private let startedAt: MonotonicInstant
     /// Where the daemon is; changed only by the steps that begin and end a hand-over or a stop.
     var phase = Phase.running
     /// The parts made by ``start(signals:)``; nil before.
     private(set) var started: Started?
 
-    /// Creates the daemon with a configuration already loaded (and validated) from `files`.
+    /// Creates the daemon with a configuration already loaded (and validated) from `files`;
+    /// `fallbackCause`: the files' error when it is the last good configuration instead
+    /// (``LastGoodConfiguration``).
     package init(
-        paths: DaemonPaths, configuration: Configuration, configurationFiles: [String], dependencies: Dependencies
+        paths: DaemonPaths, configuration: Configuration, configurationFiles: [String],
+        fallbackCause: String? = nil, dependencies: Dependencies
     ) {
         self.paths = paths
-        self.configuration = ActiveConfiguration(configuration, files: configurationFiles)
+        self.configuration = ActiveConfiguration(
+            configuration, files: configurationFiles, fallbackCause: fallbackCause)
         loop = dependencies.loop
         notifier = dependencies.notifier
         journal = dependencies.journal
         watchdog = Watchdog(interval: dependencies.watchdogInterval, loop: loop, notifier: notifier)
         serviceManager = dependencies.serviceManager
+        stopDeadline = dependencies.stopDeadline
         startedAt = loop.clock.now()
     }
 
@@ -125,6 +137,18 @@ package final class Daemon {
         if committer.store.readOnlyCause == nil {
             try InterruptedStopRun.recover(committer, journal: journal)
             InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)
+        }
+        if let cause = configuration.fallbackCause {
+            journal.record(
+                JournalEntry(
+                    .configFallback,
+                    "Invalid configuration, running on the last good one until the files are fixed: \(cause)",
+                    [
+                        JournalField(.error, cause),
+                        JournalField(.configFile, configuration.files.joined(separator: " ")),
+                    ]))
+        } else {
+            LastGoodConfiguration.save(files: configuration.files, to: committer.store, journal: journal)
         }
         let lastStop = LastStopRunDocument.read(from: committer.store)
         reportIncompleteJournal(of: lastStop)
@@ -183,7 +207,7 @@ package final class Daemon {
                 ]))
         sleep.configure(endSessions: settings.sleep.endSessions)
         // After READY=1, so boot is not delayed by sessions an earlier stop could not end.
-        let leftovers = committer.store.sessions { $0.lastOutcome != nil }
+        let leftovers = LeftoverOrder.ordered(committer.store.sessions { $0.lastOutcome != nil })
         if !leftovers.isEmpty {
             loop.schedule(after: .zero) { [weak runs] in runs?.endInBackground(leftovers, kind: .leftover) }
         }
@@ -231,9 +255,18 @@ package final class Daemon {
         let degraded =
             started?.committer.store.readOnlyCause == nil
             ? "" : "Degraded (state directory read-only, nothing new accepted): "
-        return degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
+        let fallback =
+            configuration.fallbackCause.map {
+                "Invalid configuration (\(Self.firstLine($0))), running on the last good one: "
+            } ?? ""
+        return fallback + degraded + "Ready: \(HumanText.count(sessionCount, "session")) registered, "
             + "\(HumanText.count(settings.endpoints.count, "endpoint")), "
             + "stop budget \(HumanText.duration(microseconds: settings.stop.budget.microseconds))"
+    }
+
+    /// The first line of `text` (a configuration error names every problem, one per line).
+    static func firstLine(_ text: String) -> Substring {
+        text.prefix { $0 != "\n" }
     }
 
     // MARK: Signals
@@ -242,9 +275,9 @@ package final class Daemon {
         switch (signal, phase) {
         case (.hangUp, .running):
             reload()
-        case (.terminate, .running), (.interrupt, .running):
+        case (.terminate, .running), (.interrupt, .running), (.restart, .running):
             terminate(signal: signal, sender: sender)
-        case (.terminate, .handingOver), (.interrupt, .handingOver):
+        case (.terminate, .handingOver), (.interrupt, .handingOver), (.restart, .handingOver):
             finishHandOver()
         case (.hangUp, .handingOver):
             break
@@ -256,6 +289,10 @@ package final class Daemon {
                         JournalField(.signal, signal.description), JournalField(.senderPID, sender),
                     ]))
             stop.budget.expire(reason: .secondSignal)
+        case (.restart, .stopping):
+            // A restart asked for while the stop run lasts: systemd starts the next process after
+            // this one exits; the run goes on (cutting it short would not keep its sessions).
+            break
         case (.hangUp, .stopping):
             journal.record(
                 JournalEntry(.reloadIgnored, "SIGHUP ignored: the daemon is stopping"))

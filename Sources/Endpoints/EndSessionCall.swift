@@ -175,7 +175,8 @@ package final class EndpointTemplate: Sendable {
     package let unavailable: String?
 
     /// Prepares `configuration`, with systemd credentials' contents by name (``CredentialReader``):
-    /// its `TokenCredential=`, `ClientCredential=` and `ProxyCredential=` are looked up there.
+    /// its `TokenCredential=`, `ClientCredential=`, `ProxyCredential=`,
+    /// `ClientCertificateCredential=` and `ClientKeyCredential=` are looked up there.
     package init(_ configuration: EndpointConfiguration, credentials: [String: String] = [:]) {
         self.configuration = configuration
         var unavailable: String?
@@ -208,12 +209,24 @@ package final class EndpointTemplate: Sendable {
                 unavailable = "proxy credential '\(name)' for endpoint '\(configuration.name)' \(problem)"
             }
         }
+        var clientCertificate: ClientCertificate?
+        if let certificate = configuration.clientCertificateCredential, let key = configuration.clientKeyCredential {
+            if let pem = credentials[certificate], let keyPEM = credentials[key] {
+                clientCertificate = ClientCertificate(certificate: Array(pem.utf8), key: Array(keyPEM.utf8))
+            } else {
+                let missing = credentials[certificate] == nil ? certificate : key
+                unavailable =
+                    "client certificate credential '\(missing)' for endpoint '\(configuration.name)' is unavailable"
+            }
+        }
         self.unavailable = unavailable
         let proxy = configuration.proxy.map {
             HTTPProxy(url: $0, noProxy: configuration.noProxy, credential: credential)
         }
         self.proxy = proxy
-        let profile = TransferProfile(caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy)
+        let profile = TransferProfile(
+            caFile: configuration.caFile, version: configuration.httpVersion, proxy: proxy,
+            clientCertificate: clientCertificate)
         self.profile = profile
         grant = client.flatMap { ClientCredentialsGrant(configuration, client: $0, profile: profile) }
         let parsed = HTTPOrigin(url: configuration.url)

@@ -24,19 +24,22 @@ extension HTTPEngine {
         // No new connect, yet connected to a port: a kept-alive connection was reused.
         finish(
             tag, outcome, reusedConnection: info.connects == 0 && info.port > 0,
-            httpVersion: TransferOutcome.httpVersion(info.http_version), opened: info.connects > 0)
+            httpVersion: TransferOutcome.httpVersion(info.http_version), opened: info.connects > 0,
+            requestSent: TransferOutcome.requestSent(transfer, code: code))
     }
 
     /// Ends a transfer wherever it is (waiting or running), frees its slot, and runs its
     /// completion.
     ///
     /// `opened`: whether the transfer opened a connection of its own (libcurl finished it and said
-    /// so); nil: ask libcurl, if the transfer got as far as a connection.
+    /// so); nil: ask libcurl, if the transfer got as far as a connection. `requestSent`: whether
+    /// the server may have its request (``HTTPResult/requestSent``); nil: ask libcurl.
     func finish(
         _ tag: UInt64, _ outcome: HTTPResult.Outcome, reusedConnection: Bool = false, httpVersion: String? = nil,
-        opened: Bool? = nil
+        opened: Bool? = nil, requestSent: Bool? = nil
     ) {
         guard let entry = transfers.remove(tag) else { return }
+        let requestSent = requestSent ?? entry.handle.map { ccurl_transfer_request_sent($0) != 0 } ?? false
         let connected = entry.handle.map { ccurl_transfer_connected($0) != 0 } ?? false
         let opened = connected && (opened ?? entry.handle.map(Self.openedConnection) ?? false)
         multiplexing.finished(
@@ -64,7 +67,8 @@ extension HTTPEngine {
         let duration = loop.clock.now().duration(since: entry.started)
         entry.completion(
             HTTPResult(
-                outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion))
+                outcome: outcome, duration: duration, reusedConnection: reusedConnection, httpVersion: httpVersion,
+                requestSent: requestSent))
         // Idle once the completion started nothing new: no descriptor stays registered.
         if transfers.isEmpty { multi.releaseParked() }
     }

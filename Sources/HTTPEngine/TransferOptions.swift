@@ -33,6 +33,13 @@ enum TransferOptions {
             try setter.set(CURLOPT_CAINFO, caFile, "CURLOPT_CAINFO")
             try setter.set(CURLOPT_CAPATH, nil, "CURLOPT_CAPATH")
         }
+        if let client = profile.clientCertificate {
+            // From memory (libcurl copies the blobs): the key never touches the disk.
+            try setter.set(CURLOPT_SSLCERTTYPE, "PEM", "CURLOPT_SSLCERTTYPE")
+            try setter.set(CURLOPT_SSLCERT_BLOB, client.certificate, "CURLOPT_SSLCERT_BLOB")
+            try setter.set(CURLOPT_SSLKEYTYPE, "PEM", "CURLOPT_SSLKEYTYPE")
+            try setter.set(CURLOPT_SSLKEY_BLOB, client.key, "CURLOPT_SSLKEY_BLOB")
+        }
         let version: Int
         switch profile.version {
         case .automatic: version = CURL_HTTP_VERSION_2TLS
@@ -124,6 +131,11 @@ enum TransferOptions {
 
         func set(_ option: CURLoption, _ value: Int, _ name: String) throws {
             try check(ccurl_easy_set_long(easy, option, value), name, subject)
+        }
+
+        func set(_ option: CURLoption, _ value: [UInt8], _ name: String) throws {
+            let rc = value.withUnsafeBytes { ccurl_easy_set_blob(easy, option, $0.baseAddress, $0.count) }
+            try check(rc, name, subject)
         }
 
         func set(_ option: CURLoption, _ value: String?, _ name: String) throws {

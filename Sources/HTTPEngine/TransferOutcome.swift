@@ -42,6 +42,17 @@ enum TransferOutcome {
         }
     }
 
+    /// Whether the server may have the request of `transfer`, which libcurl finished with `code`:
+    /// libcurl wrote it (`ccurl_transfer_request_sent`), and did not fail sending it. A send
+    /// error is the write failing, or libcurl giving up on a connection that died before any
+    /// answer each time it tried ("Connection died, tried 5 times"): over HTTP/2 that is streams
+    /// the server refused (`REFUSED_STREAM`, or above a `GOAWAY`'s last stream id), which it
+    /// did not process, so another attempt is safe (measured: 3 of 1,000 against nginx sending
+    /// GOAWAY every 50 streams).
+    static func requestSent(_ transfer: OpaquePointer, code: CURLcode) -> Bool {
+        code != CURLE_SEND_ERROR && ccurl_transfer_request_sent(transfer) != 0
+    }
+
     /// The HTTP version of a reply (libcurl's `CURLINFO_HTTP_VERSION`), as `1.0`, `1.1` or `2`;
     /// nil if none.
     static func httpVersion(_ version: Int) -> String? {

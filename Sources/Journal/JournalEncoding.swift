@@ -3,8 +3,10 @@ import Basics
 /// The bytes of an entry in the two forms the daemon writes: journald's native protocol (one
 /// datagram per entry) and a readable stderr line with sd-daemon's `<N>` priority prefix.
 enum JournalEncoding {
-    /// The entry in journald's native protocol: `NAME=value\n` per field, or — for a value
-    /// holding a newline — `NAME\n`, the value's length as 64-bit little endian, the value, `\n`
+    /// The entry in journald's native protocol: `NAME=value\n` per field, each field's value on
+    /// one line (a newline or carriage return in it written as `\n`, `\r`: `journalctl -o export`,
+    /// matches and exporters see one value, not a field cut in two); the message — for text
+    /// holding a newline — as `MESSAGE\n`, its length as 64-bit little endian, the text, `\n`
     /// (systemd's "Native Journal Protocol"). `dropped` > 0 adds `JOURNAL_DROPPED=` and says so
     /// in the message: entries lost since the last one that got through.
     static func native(_ entry: JournalEntry, identifier: String, dropped: Int) -> [UInt8] {
@@ -23,7 +25,10 @@ enum JournalEncoding {
         for field in entry.fields {
             switch field.content {
             case .text(let value):
-                append(field.name.rawValue, value, to: &bytes)
+                appendUTF8(field.name.rawValue, to: &bytes)
+                bytes.append(UInt8(ascii: "="))
+                appendOneLine(value, to: &bytes)
+                bytes.append(newline)
                 // The catalog cannot format numbers: a duration gets its twin for people.
                 if let twin = JournalField.Name.humanTwins[field.name.rawValue], let usec = Int64(value) {
                     append(twin, HumanText.duration(microseconds: usec), to: &bytes)
@@ -142,16 +147,20 @@ enum JournalEncoding {
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
+    private static let carriageReturn = UInt8(ascii: "\r")
+
+    /// `value` with each newline written as `\n` and each carriage return as `\r`.
     private static func appendOneLine(_ value: String, to bytes: inout [UInt8]) {
         var value = value
         value.withUTF8 { utf8 in
-            guard utf8.contains(newline) else { return bytes.append(contentsOf: utf8) }
+            guard utf8.contains(where: { $0 == newline || $0 == carriageReturn }) else {
+                return bytes.append(contentsOf: utf8)
+            }
             for byte in utf8 {
-                if byte == newline {
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "n"))
-                } else {
-                    bytes.append(byte)
+                switch byte {
+                case newline: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case carriageReturn: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                default: bytes.append(byte)
                 }
             }
         }

@@ -368,6 +368,29 @@ extension JournalEvent {
         sessions wait in the state directory until it does.
         """)
 
+    /// The files were invalid at start: the daemon runs on the last good configuration.
+    package static let configFallback = JournalEvent(
+        "config-fallback", id: "ecdfa825cf604a4684cfdb64bbe8d6ec", .error,
+        subject: "session-cleanup runs on its last good configuration: the files are invalid",
+        """
+        The configuration files are invalid: @ERROR@
+        Rather than exit and leave the registered sessions without a daemon to end them, the
+        daemon started on the last configuration it loaded without error, kept in its state
+        directory (last-good-configuration.json, files @CONFIG_FILE@). "session-cleanup status"
+        and the unit's status line say so until the files are fixed: check them with
+        "session-cleanup check-config", then "systemctl reload session-cleanup".
+        """)
+
+    /// A restart onto invalid files: handed over, the next process runs on the last good one.
+    package static let nextStartFallback = JournalEvent(
+        "next-start-fallback", id: "7d840d0f68ce407fb4566cb15b0399d6", .warning,
+        subject: "Restart onto invalid files: the next process runs on the last good configuration",
+        """
+        The restarted daemon would refuse its configuration files (@ERROR@). The sessions were
+        handed over anyway: the next process starts on the last good configuration kept in the
+        state directory, and says so, until the files are fixed.
+        """)
+
     /// SIGTERM: the stop run began.
     package static let stopBegun = JournalEvent(
         "stop-begun", id: "f0c7b3496fc546efa0acfe2148663258", .info, subject: "Stop run begun",
@@ -384,8 +407,8 @@ extension JournalEvent {
         subject: "Second stop signal: budget expired at once",
         """
         @SIGNAL@ arrived while the stop run was under way, which asks to stop now: calls in
-        flight were cancelled and recorded as expired, and the sessions not ended are kept for
-        the next start.
+        flight were cancelled and recorded as unconfirmed (their request was sent) or expired (it
+        was not), and the sessions not ended are kept for the next start.
         """)
 
     /// The budget ran out with calls unfinished.
@@ -393,9 +416,11 @@ extension JournalEvent {
         "expired", id: "f91362d43f234370b3b1231d0805d926", .notice,
         subject: "Budget expired with calls unfinished",
         """
-        The run's budget ran out before every call had an outcome. Calls in flight were cancelled
-        (OUTCOME=expired) and calls not begun were recorded as not-started; their sessions are
-        kept and ended after the next start. If this happens at every stop, raise BudgetSec=
+        The run's budget ran out before every call had an outcome. Calls in flight were cancelled:
+        OUTCOME=unconfirmed when their request had been sent (the server may still have ended
+        the session), OUTCOME=expired when it had not; calls not begun were recorded as
+        not-started. Their sessions are kept and ended after the next start, unconfirmed calls
+        first. If this happens at every stop, raise BudgetSec=
         (and the unit's TimeoutStopSec= with it) or MaxConcurrentRequests=, or find the slow
         endpoint with "session-cleanup report".
         """)
@@ -418,7 +443,10 @@ extension JournalEvent {
         The call ending session @SESSION_ID@ at endpoint @ENDPOINT@ came to @OUTCOME@ after
         @ATTEMPTS@ attempts: @ERROR@
         rejected: the server answered, but not with success (HTTP_STATUS=). failed: no usable
-        answer (connection, DNS, TLS, timeout). expired: the budget ran out. not-started: too
+        answer (connection, DNS, TLS, timeout) to a request the server cannot have acted on.
+        unconfirmed: the request was sent but no answer came (a timeout, a dropped connection,
+        the budget's end); it is not sent again in the same run, and the next start checks it
+        first. expired: the budget ran out before the request was sent. not-started: too
         little budget was left, or the host was known to be unreachable. The session is kept
         and ended after the next start; the endpoints that did end it are not called again.
         """)
@@ -435,14 +463,29 @@ extension JournalEvent {
         "session-cleanup report --json".
         """)
 
+    /// What a run saw of an origin whose calls had an adaptive limit (issue 25's "say why").
+    package static let originLimit = JournalEvent(
+        "origin-limit", id: "ca319bff225945278982d8025ab272f7", .info, subject: "Calls in flight to an origin",
+        """
+        During the @RUN_KIND@ run the adaptive limit of calls in flight to @ORIGIN@ reached
+        @LIMIT_HIGHEST@ (@LIMIT_FINAL@ at the end). Its replies took @LATENCY_LOWEST_USEC@ µs at
+        the lowest and @LATENCY_MEDIAN_USEC@ µs at the median. The limit was cut for
+        @CUTS_TIMEOUT@ timeouts, @CUTS_OVERLOADED@ 503 or 429 replies, @CUTS_REFUSED@ refused
+        connections, @CUTS_RESET@ reset connections, @CUTS_UNACKNOWLEDGED@ requests the server's
+        TCP never acknowledged (a full accept queue) and @CUTS_SLOW@ replies more than twice as
+        slow as the lowest. A low limit with many cuts and calls that expired means the server
+        was the bottleneck, not the daemon; Concurrency=fixed gives the origin its whole share
+        from the start.
+        """)
+
     /// A run finished: the summary, whose counts add up to the calls made.
     package static let runFinished = JournalEvent(
         "run-finished", id: "85a8bf9bd2f147b1952eecacfd5131ba", .info, subject: "Run finished",
         """
         The @RUN_KIND@ run ended @SESSIONS_ENDED@ of @SESSIONS_TOTAL@ sessions in @DURATION@;
         @SESSIONS_LEFT@ are kept and ended after the next start. Calls: @CALLS_TOTAL@ in all,
-        @CALLS_ENDED@ ended, @CALLS_REJECTED@ rejected, @CALLS_FAILED@ failed, @CALLS_EXPIRED@
-        expired, @CALLS_NOT_STARTED@ not started. The run wrote @JOURNAL_ENTRIES@ call entries;
+        @CALLS_ENDED@ ended, @CALLS_REJECTED@ rejected, @CALLS_FAILED@ failed,
+        @CALLS_UNCONFIRMED@ unconfirmed (sent, no answer), @CALLS_EXPIRED@ expired, @CALLS_NOT_STARTED@ not started. The run wrote @JOURNAL_ENTRIES@ call entries;
         @JOURNAL_DROPPED@ entries could not be journaled because the journal was not keeping up.
         "session-cleanup report @SESSION_CLEANUP_RUN_ID@" shows every call and whether the journal
         is complete for the run.
@@ -530,14 +573,16 @@ extension JournalEvent {
 
     /// Every kind, in catalog order.
     package static let all: [JournalEvent] = [
-        started, configInvalid, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed, storeRecovered,
+        started, configInvalid, configFallback, startFailed, storeLoaded, storeDamaged, storeReadOnly, storeWriteFailed,
+        storeRecovered,
         storeCompactionFailed, storeCompacted, stopRunInterrupted, httpVersionsIgnored,
         endpointsUnconfigured, descriptorLimit, ready,
         reloading, reloaded, reloadFailed, reloadPartial, reloadIgnored, registered, unregistered, registrations,
         controlSettingIgnored, metricsWriteFailed, controlSocket, runBegun, handOverBegun, nextStartUnchecked,
+        nextStartFallback,
         handedOver, stopBegun, sleepLockTaken, sleepLockFailed, sleeping, resumed,
         secondSignal, expired,
-        endpointsDropped, callFinished, callsEnded, runFinished, stopped,
+        endpointsDropped, callFinished, callsEnded, originLimit, runFinished, stopped,
         engineFailed, engineError, credentialMissing, tokenObtained, tokenFailed, journalIncomplete, notifyFailed,
     ]
 }

@@ -68,7 +68,7 @@ package struct JournalField: Sendable, Equatable {
         package static let endpoint = Name(constant: "ENDPOINT")
         /// `URL`: an endpoint URL with the session key replaced.
         package static let url = Name(constant: "URL")
-        /// `OUTCOME`: ended, rejected, failed, expired or not-started.
+        /// `OUTCOME`: ended, rejected, failed, unconfirmed, expired or not-started.
         package static let outcome = Name(constant: "OUTCOME")
         /// `HTTP_STATUS`: the status a server answered with.
         package static let httpStatus = Name(constant: "HTTP_STATUS")
@@ -90,8 +90,25 @@ package struct JournalField: Sendable, Equatable {
         package static let callsFailed = Name(constant: "CALLS_FAILED")
         /// Calls cut off by the budget.
         package static let callsExpired = Name(constant: "CALLS_EXPIRED")
+        /// `CALLS_UNCONFIRMED`: a run's calls whose request was sent but not answered.
+        package static let callsUnconfirmed = Name(constant: "CALLS_UNCONFIRMED")
         /// Calls never started.
         package static let callsNotStarted = Name(constant: "CALLS_NOT_STARTED")
+        /// `ORIGIN`: `scheme://host:port`.
+        package static let origin = Name(constant: "ORIGIN")
+        /// `LIMIT_HIGHEST`, `LIMIT_FINAL`: an origin's adaptive limit at its highest and at the end.
+        package static let limitHighest = Name(constant: "LIMIT_HIGHEST")
+        package static let limitFinal = Name(constant: "LIMIT_FINAL")
+        /// `LATENCY_LOWEST_USEC`, `LATENCY_MEDIAN_USEC`: of an origin's replies.
+        package static let latencyLowestUsec = Name(constant: "LATENCY_LOWEST_USEC")
+        package static let latencyMedianUsec = Name(constant: "LATENCY_MEDIAN_USEC")
+        /// `CUTS_*`: the signals that cut an origin's adaptive limit, by cause.
+        package static let cutsTimeout = Name(constant: "CUTS_TIMEOUT")
+        package static let cutsOverloaded = Name(constant: "CUTS_OVERLOADED")
+        package static let cutsRefused = Name(constant: "CUTS_REFUSED")
+        package static let cutsReset = Name(constant: "CUTS_RESET")
+        package static let cutsUnacknowledged = Name(constant: "CUTS_UNACKNOWLEDGED")
+        package static let cutsSlow = Name(constant: "CUTS_SLOW")
         /// `RUN_KIND`: `stop`, `leftover`, `on-demand` or `sleep`.
         package static let runKind = Name(constant: "RUN_KIND")
         /// `STORE_FILE`: a file of the session store.
@@ -142,9 +159,12 @@ package struct JournalField: Sendable, Equatable {
             event, budgetUsec, timeRemainingUsec, durationUsec, signal, senderPID, configFile, error,
             errno, sessionID, sessionLabel, endpoint, url, outcome, httpStatus, attempts, ownerUID,
             sessionsTotal, sessionsEnded, sessionsLeft, callsEnded, callsRejected, callsFailed,
-            callsExpired, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType, syncUsec,
+            callsExpired, callsUnconfirmed, callsNotStarted, runKind, storeFile, peerUID, stopReason, unit, jobType,
+            syncUsec,
             queryUsec, checkUsec, runID, calls, callsTotal, journalEntries, journalDropped, sessionsRegistered,
-            sessionsUnregistered, notifyState, tokenOrigin, tokenScope, callsWaiting, validityUsec,
+            sessionsUnregistered, notifyState, origin, limitHighest, limitFinal, latencyLowestUsec,
+            latencyMedianUsec, cutsTimeout, cutsOverloaded, cutsRefused, cutsReset, cutsUnacknowledged, cutsSlow,
+            tokenOrigin, tokenScope, callsWaiting, validityUsec,
         ]
     }
 

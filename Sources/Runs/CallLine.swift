@@ -58,6 +58,8 @@ struct CallLine {
     private var quotas: OriginQuotas
     private let concurrency: Int
     private let originCount: Int
+    /// Each origin's (by number) text and the templates of its endpoints.
+    let origins: [(name: String, templates: [EndpointTemplate])]
     /// By origin.
     private var deferred: [Deferred]
     /// Origins with calls passed over, in the order of their first such call.
@@ -75,6 +77,7 @@ struct CallLine {
         self.concurrency = concurrency
         var numbers: [String: Int] = [:]
         var byName: [String: Endpoint] = [:]
+        var named: [(name: String, templates: [EndpointTemplate])] = []
         // Numbered in the order of the endpoints' names: the same for every run of a configuration.
         for (name, template) in templates.sorted(by: { $0.key < $1.key }) {
             // A key in the host makes every call's origin its own: no quota to keep.
@@ -84,9 +87,12 @@ struct CallLine {
             }
             let number = numbers[template.origin] ?? numbers.count
             numbers[template.origin] = number
+            if number == named.count { named.append((template.origin, [])) }
+            named[number].templates.append(template)
             byName[name] = Endpoint(template: template, origin: number)
         }
         endpoints = byName
+        origins = named
         originCount = numbers.count
         deferred = Array(repeating: Deferred(), count: numbers.count)
         quotas = OriginQuotas(concurrency: concurrency, waiting: Array(repeating: 0, count: numbers.count))
@@ -110,7 +116,9 @@ struct CallLine {
                 }
             }
         }
+        let limits = quotas.limits
         quotas = OriginQuotas(concurrency: concurrency, waiting: waiting)
+        for (origin, limit) in limits.enumerated() where limit != Int.max { quotas.limit(origin, to: limit) }
     }
 
     /// Takes the earliest call that can be made whose origin is below its quota; nil when no
@@ -148,6 +156,12 @@ struct CallLine {
 
     /// A request of `origin` ended.
     mutating func stopped(_ origin: Int) { quotas.stopped(origin) }
+
+    /// Holds `origin`'s calls in flight to `limit` (``OriginLimiter``).
+    mutating func limit(_ origin: Int, to limit: Int) { quotas.limit(origin, to: limit) }
+
+    /// Requests of `origin` in flight.
+    func inFlight(_ origin: Int) -> Int { quotas.inFlight(origin) }
 
     // MARK: Positions
 

@@ -29,6 +29,67 @@ struct CallSchedule {
         self.sessions = sessions
         self.maxConcurrent = maxConcurrent
         line = CallLine(sessions: sessions, templates: templates, concurrency: maxConcurrent)
+        limiters = line.origins.map { origin in
+            guard origin.templates.contains(where: { $0.configuration.concurrency == .adaptive }) else { return nil }
+            let caps = origin.templates.compactMap { $0.configuration.maxConnectionsPerHost }
+            return OriginLimiter(cap: min(caps.min() ?? maxConcurrent, maxConcurrent))
+        }
+        for (origin, limiter) in limiters.enumerated() {
+            if let limiter { line.limit(origin, to: limiter.limit) }
+        }
+    }
+
+    // MARK: Adaptive limits
+
+    /// Each origin's adaptive limit (by number); nil for an origin whose endpoints all say
+    /// `Concurrency=fixed`.
+    private(set) var limiters: [OriginLimiter?] = []
+
+    /// The origins' texts (`scheme://host:port`), by number.
+    var originNames: [String] { line.origins.map(\.name) }
+
+    /// The connect timeout for a new request of `origin` (a number): its limiter's, if it has one.
+    func connectTimeout(_ origin: Int) -> Duration? { limiters[origin]?.connectTimeout }
+
+    /// What the run report says of each origin with an adaptive limit.
+    var originReports: [OriginReport] {
+        zip(line.origins, limiters).compactMap { origin, limiter in
+            guard let summary = limiter?.summary else { return nil }
+            var report = OriginReport(
+                origin: origin.name, highestLimit: summary.highest, finalLimit: summary.final,
+                lowestLatency: summary.lowest, medianLatency: summary.median)
+            report.timeouts = summary.cuts[.timeout] ?? 0
+            report.overloaded = summary.cuts[.overloaded] ?? 0
+            report.refused = summary.cuts[.refused] ?? 0
+            report.resets = summary.cuts[.reset] ?? 0
+            report.unacknowledged = summary.cuts[.unacknowledged] ?? 0
+            report.slowReplies = summary.cuts[.latency] ?? 0
+            return report
+        }
+    }
+
+    /// A request of `origin` (a number) was answered in `latency`, on a kept connection or not.
+    mutating func originSucceeded(_ origin: Int, latency: Duration, reused: Bool) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.succeeded(latency: latency, reused: reused, inFlight: line.inFlight(origin))
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
+    }
+
+    /// Requests of `origin` (a number) in flight.
+    func inFlight(at origin: Int) -> Int { line.inFlight(origin) }
+
+    /// `count` of the `inFlight` requests of `origin` (a number) were lost at its full accept queue.
+    mutating func connectionsLost(_ origin: Int, _ count: Int, inFlight: Int) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.connectionsLost(count, inFlight: inFlight)
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
+    }
+
+    /// A request of `origin` (a number) failed with `signal`.
+    mutating func originFailed(_ origin: Int, _ signal: OriginLimiter.Signal) {
+        guard limiters[origin] != nil else { return }
+        limiters[origin]?.failed(signal, inFlight: line.inFlight(origin))
+        if let limit = limiters[origin]?.limit { line.limit(origin, to: limit) }
     }
 
     /// Calls `uncallable` for every call that cannot be made (see ``CallLine/prepare(_:)``):
@@ -53,7 +114,14 @@ struct CallSchedule {
     /// The next call to try: one ready to go again (a retry, or a released call) first, then
     /// the next in line, given a slot; nil when none may go now.
     mutating func next() -> Int? {
-        if let index = ready.next() { return index }
+        if let slot = ready.first {
+            // A call ready again waits while its origin is at its adaptive limit (it went again
+            // because the server's accept queue lost it: the limit was just cut).
+            if let origin = calls[slot].origin, let limit = limiters[origin]?.limit, line.inFlight(origin) >= limit {
+                return nil
+            }
+            return ready.next()
+        }
         guard let taken = line.take() else { return nil }
         return calls.add(
             session: taken.session,
@@ -93,6 +161,12 @@ struct CallSchedule {
         calls[slot].attempts += 1
         inFlight += 1
         if let origin = calls[slot].origin { line.started(origin) }
+    }
+
+    /// The request of the call in `slot` ended without being written (it waited for a
+    /// connection): it does not count as an attempt.
+    mutating func notSent(_ slot: Int) {
+        calls[slot].attempts = max(calls[slot].attempts - 1, 0)
     }
 
     /// The request of the call in `slot` is no longer in flight (completed or cancelled).

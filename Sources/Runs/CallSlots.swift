@@ -48,6 +48,13 @@ struct CallUnderWay {
     var attempts = 0
     /// When its first request started.
     var firstStart: MonotonicInstant?
+    /// When its latest request started, and with which timeout.
+    var attemptStart: MonotonicInstant?
+    var attemptTimeout = Duration.zero
+    /// The latest request's connect timeout, when the run set one (``OriginLimiter/connectTimeout``).
+    var connectTimeout: Duration?
+    /// Connect timeouts so far: after ``OriginLimiter/connectRetries`` the call waits for the kernel's.
+    var connectTimeouts = 0
     /// The last retryable failure's cause and HTTP status (if the server answered).
     var lastCause = ""
     var lastStatus: Int?

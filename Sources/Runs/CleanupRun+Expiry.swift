@@ -5,8 +5,9 @@ import Vocabulary
 /// too little time for another request. Either way every call still to do gets its outcome at
 /// once, in the run's order of calls.
 extension CleanupRun {
-    /// The budget expired: in-flight transfers are cancelled and their calls recorded `expired`,
-    /// calls waiting to retry `expired`, and calls never tried `not-started`.
+    /// The budget expired: in-flight transfers are cancelled and their calls recorded
+    /// `unconfirmed` when the request was written (the server may have acted on it), else
+    /// `expired`; calls waiting to retry `expired`, and calls never tried `not-started`.
     func expire(_ reason: RunExpiryReason) {
         guard !finished else { return }
         outcomes.budgetExpired(reason, budget: budget, now: loop.clock.now())
@@ -15,7 +16,11 @@ extension CleanupRun {
             switch schedule[slot].state {
             case .inFlight(let id):
                 // Recorded first: the cancelled completion then finds the call done and is ignored.
-                finish(slot, .expired)
+                finish(
+                    slot,
+                    transport.requestSent(id)
+                        ? .unconfirmed(cause: "the request was sent, but the budget ran out before an answer came")
+                        : .expired)
                 schedule.stopped(slot)
                 transport.cancel(id)
             case .waitingToRetry(let timer):

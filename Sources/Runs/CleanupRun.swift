@@ -12,14 +12,17 @@ import Vocabulary
 /// - At most `maxConcurrent` calls are in flight; retries go before calls not yet started.
 /// - Each request's timeout is the endpoint's, capped by the time remaining less a margin; no
 ///   request starts when less than the budget's minimum remains (those calls are `not-started`).
-/// - Retryable failures (connect, DNS, timeout, 5xx, 429 with `Retry-After`) are retried with
-///   exponential backoff and jitter while attempts and the budget allow.
+/// - Failures the server cannot have acted on (connect, DNS, a request that never left its wait
+///   for a connection, 5xx, 429 with `Retry-After`) are retried with exponential backoff and
+///   jitter while attempts and the budget allow; a request sent and not answered is never sent
+///   again in the run: it is `unconfirmed` (``RetryPolicy``).
 /// - When an origin cannot be reached (DNS, connection refused or unreachable), its other calls
 ///   wait while the failed call probes it with backoff (``OriginGate``); if the probe gives up,
 ///   they all fail at once instead of each waiting out a timeout; if it ends any other way, they
 ///   are released to try for themselves.
-/// - When the budget expires, in-flight transfers are cancelled and their calls recorded as
-///   `expired` at once; calls never started become `not-started`.
+/// - When the budget expires, in-flight transfers are cancelled and their calls recorded at
+///   once, `unconfirmed` if their request was sent, else `expired`; calls never started become
+///   `not-started`.
 ///
 /// The run coordinates three parts, each with one job: the ``CallSchedule`` says which call goes
 /// next and keeps where each stands, the ``OutcomeRecorder`` takes each call's outcome into the
@@ -57,11 +60,14 @@ package final class CleanupRun {
     let tokenCache: TokenCache
     /// Which calls wait for a grant's token, and the grants that failed in this run.
     var tokenGate = TokenGate()
+    /// When each origin (by number, ``CallLine/Call/origin``) last answered a request of the
+    /// run: while it answers, its requests are given the time that remains (``keepTimeouts()``).
+    var lastAnswer: [Int: MonotonicInstant] = [:]
     /// Set by ``windDown(then:)``: no call starts any more, and this runs once no request is
     /// under way.
     private var onQuiet: (() -> Void)?
     /// Whether ``windDown(then:)`` was called: no call starts any more.
-    private var windingDown = false
+    var windingDown = false
     private var completion: ((RunReport) -> Void)?
 
     /// Called with progress text for `STATUS=` at most every 250 ms.
@@ -146,23 +152,38 @@ package final class CleanupRun {
         }
     }
 
-    /// Starts the request of the call in `slot`, its timeout capped by the budget, with `token`
-    /// as a bearer token if given.
+    /// Starts the request of the call in `slot`, its timeout capped by the budget. A call with an
+    /// origin of its line's (every call but those whose host holds the key) gets the budget's
+    /// rest as its request's timeout: the endpoint's own (`TimeoutSec=`) is kept by
+    /// ``keepTimeouts()``, which gives a request its origin is visibly working on more time. `token`
+    /// goes as a bearer token if given.
     func start(_ slot: Int, _ endSession: EndSessionCall, token: String?) {
         let template = endSession.template
         let limit = template.configuration.timeout
-        guard let timeout = budget.requestTimeout(limit: limit, margin: settings.margin) else {
+        let patient = schedule[slot].origin != nil
+        guard let timeout = budget.requestTimeout(limit: patient ? budget.total : limit, margin: settings.margin)
+        else {
             finish(slot, schedule[slot].attempts > 0 ? .expired : .notStarted(reason: "too little budget was left"))
             return
         }
-        schedule[slot].timeoutIsBudget = timeout < limit
+        schedule[slot].timeoutIsBudget = patient || timeout < limit
         schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
-        let request = endSession.request(timeout: timeout, token: token)
+        var request = endSession.request(timeout: timeout, token: token)
+        schedule[slot].attemptTimeout = timeout
+        schedule[slot].connectTimeout = nil
+        if let origin = schedule[slot].origin, schedule[slot].connectTimeouts < OriginLimiter.connectRetries,
+            let connect = schedule.connectTimeout(origin), connect < timeout
+        {
+            request.connectTimeout = connect
+            schedule[slot].connectTimeout = connect
+        }
         let number = schedule[slot].number
         do {
             let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }
             schedule.started(slot, transfer: id)
-            if schedule[slot].firstStart == nil { schedule[slot].firstStart = loop.clock.now() }
+            let now = loop.clock.now()
+            schedule[slot].attemptStart = now
+            if schedule[slot].firstStart == nil { schedule[slot].firstStart = now }
         } catch {
             finish(slot, .failed(cause: "could not start the request: \(error)"))
         }
@@ -174,10 +195,35 @@ package final class CleanupRun {
     private func completed(_ slot: Int, _ number: Int, _ result: HTTPResult) {
         guard !finished, schedule[slot].number == number, case .inFlight = schedule[slot].state else { return }
         schedule.stopped(slot)
+        observe(slot, result)
         let endSession = schedule[slot].endSession
         let origin = endSession.origin
         schedule[slot].lastAttemptUnreachable =
             result.failure.map { $0.kind == .connect || $0.kind == .resolve } ?? false
+        if let failure = result.failure,
+            let unanswered = RetryPolicy.unanswered(failure, requestSent: result.requestSent)
+        {
+            switch unanswered {
+            case .unconfirmed(let cause):
+                // The server may be working on it: sending it again would only add to its load.
+                finish(slot, .unconfirmed(cause: cause))
+                pump()
+                finishIfDone()
+                return
+            case .notSent:
+                // It waited for a connection and was never written: not an attempt.
+                schedule.notSent(slot)
+                if connectTimedOut(slot, failure) {
+                    // A SYN or handshake lost (a full accept queue): again at once, on a new connection.
+                    schedule[slot].connectTimeouts += 1
+                    schedule.requeue(slot)
+                    pump()
+                    finishIfDone()
+                    quietIfIdle()
+                    return
+                }
+            }
+        }
         if let failure = result.failure,
             failure.kind == .cancelled || (failure.kind == .timeout && schedule[slot].timeoutIsBudget)
         {
@@ -189,9 +235,11 @@ package final class CleanupRun {
             switch endSession.template.judge(result) {
             case .ended(let status):
                 schedule.originAnswered(origin)
+                if let number = schedule[slot].origin { lastAnswer[number] = loop.clock.now() }
                 finish(slot, .ended(status: status))
             case .rejected(let status, let reason):
                 schedule.originAnswered(origin)
+                if let number = schedule[slot].origin { lastAnswer[number] = loop.clock.now() }
                 finish(slot, .rejected(status: status, reason: reason))
             case .failed(let cause):
                 finish(slot, .failed(cause: cause))
@@ -294,7 +342,7 @@ package final class CleanupRun {
         guard !finished, outcomes.results.callsLeft == 0 else { return }
         finished = true
         timers.cancel(in: loop)
-        let report = outcomes.summarise(duration: budget.elapsed)
+        let report = outcomes.summarise(duration: budget.elapsed, origins: schedule.originReports)
         let completion = self.completion
         self.completion = nil
         completion?(report)
@@ -307,6 +355,8 @@ package final class CleanupRun {
     package var progressText: String { outcomes.progressText(timeRemaining: budget.timeRemaining) }
 
     private func reportProgress() {
+        guard !finished else { return }
+        keepTimeouts()
         guard !finished else { return }
         onProgress?(progressText)
         timers.scheduleProgress(in: loop) { [weak self] in self?.reportProgress() }

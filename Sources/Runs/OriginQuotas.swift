@@ -27,6 +27,8 @@ struct OriginQuotas {
     private var totalWaiting: Int
     /// The quotas of the origins with calls waiting, added up.
     private var activeQuota: Int
+    /// Each origin's adaptive limit (``OriginLimiter``); `Int.max` for an origin without one.
+    private(set) var limits: [Int]
 
     /// Quotas for origins `0..<waiting.count`, with `waiting[origin]` calls each to start.
     init(concurrency: Int, waiting: [Int]) {
@@ -38,6 +40,7 @@ struct OriginQuotas {
             Self.part(of: concurrency, $0, of: totalWaiting)
         }
         activeQuota = zip(quota, waiting).reduce(0) { $0 + ($1.1 > 0 ? $1.0 : 0) }
+        limits = Array(repeating: Int.max, count: waiting.count)
     }
 
     /// `⌈whole × count / total⌉`, at least 1.
@@ -48,8 +51,11 @@ struct OriginQuotas {
 
     /// Whether one more call of `origin` may start within its quota (it has a call waiting).
     func hasRoom(_ origin: Int) -> Bool {
-        waiting[origin] > 0 && running[origin] < quota[origin]
+        waiting[origin] > 0 && running[origin] < quota[origin] && running[origin] < limits[origin]
     }
+
+    /// Holds `origin`'s calls in flight to `limit` (its adaptive limit), besides its quota.
+    mutating func limit(_ origin: Int, to limit: Int) { limits[origin] = max(1, limit) }
 
     /// A waiting call of `origin` was taken from the line (to start, park or end).
     mutating func taken(_ origin: Int) {

@@ -57,8 +57,9 @@ struct OutcomeRecorder {
 
     /// Every call has its outcome: the run took `duration`. Journals the summary; returns the
     /// finished report, with the journal's counts.
-    mutating func summarise(duration: Duration) -> RunReport {
+    mutating func summarise(duration: Duration, origins: [OriginReport] = []) -> RunReport {
         results.report.duration = duration
+        results.report.origins = origins
         journal.summarise(results.report)
         results.report.journalEntries = journal.entriesWritten
         results.report.journalDropped = journal.entriesDropped

@@ -10,6 +10,9 @@ struct ReadyCalls {
     /// Appends `slot`.
     mutating func append(_ slot: Int) { slots.append(slot) }
 
+    /// The call ``next()`` would give, left in place; nil when none is ready.
+    var first: Int? { head < slots.count ? slots[head] : nil }
+
     /// The call ready longest, taken out; nil when none is.
     mutating func next() -> Int? {
         guard head < slots.count else { return nil }

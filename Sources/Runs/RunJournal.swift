@@ -158,6 +158,7 @@ final class RunJournal {
     /// Writes the run's summary (`run-finished`), after the last groups of ended calls.
     func summarise(_ report: RunReport) {
         flush()
+        for origin in report.origins { summarise(origin) }
         let counts = report.callCounts
         var text = "\(kind.rawValue) run: \(report.sessionsEnded) of \(report.sessionsTotal) sessions ended"
         text += " in \(report.duration.humanReadable)"
@@ -177,6 +178,7 @@ final class RunJournal {
                     JournalField(.callsEnded, counts["ended"] ?? 0),
                     JournalField(.callsRejected, counts["rejected"] ?? 0),
                     JournalField(.callsFailed, counts["failed"] ?? 0),
+                    JournalField(.callsUnconfirmed, counts["unconfirmed"] ?? 0),
                     JournalField(.callsExpired, counts["expired"] ?? 0),
                     JournalField(.callsNotStarted, counts["not-started"] ?? 0),
                     JournalField(.durationUsec, report.duration.microseconds),
@@ -186,6 +188,28 @@ final class RunJournal {
                 ],
                 // Notice, not warning: warnings are the per-call entries' pool, which may be full.
                 priority: report.sessionsLeft > 0 ? .notice : .info))
+    }
+
+    /// An origin's adaptive limit: how far it went and why it was cut (`origin-limit`).
+    private func summarise(_ origin: OriginReport) {
+        let cuts = origin.timeouts + origin.overloaded + origin.refused + origin.resets + origin.unacknowledged
+        journal.record(
+            JournalEntry(
+                .originLimit, "\(kind.rawValue) run: \(origin.text)",
+                runFields + [
+                    JournalField(.origin, origin.origin),
+                    JournalField(.limitHighest, origin.highestLimit),
+                    JournalField(.limitFinal, origin.finalLimit),
+                    JournalField(.latencyLowestUsec, origin.lowestLatency?.microseconds ?? 0),
+                    JournalField(.latencyMedianUsec, origin.medianLatency?.microseconds ?? 0),
+                    JournalField(.cutsTimeout, origin.timeouts),
+                    JournalField(.cutsOverloaded, origin.overloaded),
+                    JournalField(.cutsRefused, origin.refused),
+                    JournalField(.cutsReset, origin.resets),
+                    JournalField(.cutsUnacknowledged, origin.unacknowledged),
+                    JournalField(.cutsSlow, origin.slowReplies),
+                ],
+                priority: cuts > 0 ? .notice : .info))
     }
 
     // MARK: Groups of ended calls

@@ -51,6 +51,8 @@ extension RunRecord {
             "results_omitted": .integer(Int64(resultsOmitted)),
         ]
         if let expiry { object["expired"] = .string(expiry) }
+        // The origins are the servers' story, not a user's: every user sees them.
+        if !origins.isEmpty { object["origins"] = .array(origins.map(\.json)) }
         return .object(object)
     }
 

@@ -11,18 +11,22 @@ package enum DaemonSignal: Sendable, Equatable, CustomStringConvertible {
     case interrupt
     /// SIGHUP: reload the configuration.
     case hangUp
+    /// SIGUSR1: the units' `RestartKillSignal=`, which systemd (≥ 250) sends instead of SIGTERM
+    /// when the unit is being restarted — a restart told without asking over D-Bus.
+    case restart
 
-    /// `SIGTERM`, `SIGINT`, `SIGHUP`.
+    /// `SIGTERM`, `SIGINT`, `SIGHUP`, `SIGUSR1`.
     package var description: String {
         switch self {
         case .terminate: return "SIGTERM"
         case .interrupt: return "SIGINT"
         case .hangUp: return "SIGHUP"
+        case .restart: return "SIGUSR1"
         }
     }
 }
 
-/// SIGTERM, SIGINT and SIGHUP as ordinary events on the event loop, through a `signalfd`.
+/// SIGTERM, SIGINT, SIGHUP and SIGUSR1 as ordinary events on the event loop, through a `signalfd`.
 ///
 /// ``open()`` blocks the signals in the calling thread; it must run first thing in a synchronous
 /// `main`, before any other thread exists, so every later thread inherits the mask.
@@ -32,7 +36,7 @@ package final class SignalSource {
     /// Blocks the signals and opens the descriptor that reports them.
     package static func open() throws -> SignalSource {
         let fd = csd_signals_open()
-        guard fd >= 0 else { throw SystemCallError("signalfd", "SIGTERM SIGINT SIGHUP", negativeErrno: fd) }
+        guard fd >= 0 else { throw SystemCallError("signalfd", "SIGTERM SIGINT SIGHUP SIGUSR1", negativeErrno: fd) }
         return SignalSource(fd: fd)
     }
 
@@ -51,6 +55,7 @@ package final class SignalSource {
                 case SIGTERM: handler(.terminate, sender)
                 case SIGINT: handler(.interrupt, sender)
                 case SIGHUP: handler(.hangUp, sender)
+                case SIGUSR1: handler(.restart, sender)
                 default: continue
                 }
             }

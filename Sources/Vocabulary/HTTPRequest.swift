@@ -113,7 +113,9 @@ package struct HTTPRequest: Sendable {
         get { storage.fields.profile.caFile }
         set {
             change {
-                $0.profile = TransferProfile(caFile: newValue, version: $0.profile.version, proxy: $0.profile.proxy)
+                $0.profile = TransferProfile(
+                    caFile: newValue, version: $0.profile.version, proxy: $0.profile.proxy,
+                    clientCertificate: $0.profile.clientCertificate)
             }
         }
     }
@@ -129,7 +131,9 @@ package struct HTTPRequest: Sendable {
         get { storage.fields.profile.version }
         set {
             change {
-                $0.profile = TransferProfile(caFile: $0.profile.caFile, version: newValue, proxy: $0.profile.proxy)
+                $0.profile = TransferProfile(
+                    caFile: $0.profile.caFile, version: newValue, proxy: $0.profile.proxy,
+                    clientCertificate: $0.profile.clientCertificate)
             }
         }
     }
@@ -138,7 +142,9 @@ package struct HTTPRequest: Sendable {
         get { storage.fields.profile.proxy }
         set {
             change {
-                $0.profile = TransferProfile(caFile: $0.profile.caFile, version: $0.profile.version, proxy: newValue)
+                $0.profile = TransferProfile(
+                    caFile: $0.profile.caFile, version: $0.profile.version, proxy: newValue,
+                    clientCertificate: $0.profile.clientCertificate)
             }
         }
     }

@@ -20,13 +20,21 @@ package struct HTTPResult: Sendable {
     package var reusedConnection: Bool
     /// The HTTP version the reply came in (`1.0`, `1.1` or `2`); nil without a reply.
     package var httpVersion: String?
+    /// True when the request was written to the connection: a failure after that (a timeout, a
+    /// dropped connection) leaves unknown whether the server acted on it. False when it never
+    /// was (refused, unresolved, still waiting for a connection), so the server cannot have.
+    package var requestSent: Bool
 
     /// Creates a result.
-    package init(outcome: Outcome, duration: Duration, reusedConnection: Bool, httpVersion: String? = nil) {
+    package init(
+        outcome: Outcome, duration: Duration, reusedConnection: Bool, httpVersion: String? = nil,
+        requestSent: Bool = false
+    ) {
         self.outcome = outcome
         self.duration = duration
         self.reusedConnection = reusedConnection
         self.httpVersion = httpVersion
+        self.requestSent = requestSent
     }
 
     /// The HTTP status, when the server answered.

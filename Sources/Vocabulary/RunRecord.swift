@@ -37,6 +37,8 @@ package struct RunRecord: Sendable, Equatable {
     package var results: [RunReport.CallResult]
     /// Results left out to keep the record bounded.
     package var resultsOmitted: Int
+    /// The origins whose calls had an adaptive limit (``RunReport/origins``).
+    package var origins: [OriginReport] = []
 
     /// The record of `report`, finished at `finishedAt`, with `journalDropped` entries lost
     /// (including any lost after the run's summary was written).
@@ -55,6 +57,7 @@ package struct RunRecord: Sendable, Equatable {
         journalEntries = report.journalEntries
         self.journalDropped = journalDropped ?? report.journalDropped
         (results, resultsOmitted) = Self.bounded(report.calls)
+        origins = report.origins
     }
 
     /// A record read back from the state directory.

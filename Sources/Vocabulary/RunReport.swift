@@ -97,6 +97,8 @@ package struct RunReport: Sendable {
     package var journalEntries = 0
     /// Entries the journal could not take while the run went on (it was not keeping up).
     package var journalDropped = 0
+    /// The origins whose calls had an adaptive limit: its course and why it was cut.
+    package var origins: [OriginReport] = []
 
     /// An empty report for a run beginning now.
     package init(id: RunID, kind: RunKind, budget: Duration, startedAt: UInt64 = wallClockMicroseconds()) {
@@ -106,12 +108,14 @@ package struct RunReport: Sendable {
         self.startedAt = startedAt
     }
 
-    /// Calls per outcome word (`ended`, `rejected`, `failed`, `expired`, `not-started`).
+    /// Calls per outcome word (`ended`, `rejected`, `failed`, `unconfirmed`, `expired`,
+    /// `not-started`).
     package var callCounts: [String: Int] {
         // Counted by case, then named: no string hashed per call.
         var ended = 0
         var rejected = 0
         var failed = 0
+        var unconfirmed = 0
         var expired = 0
         var notStarted = 0
         for call in calls {
@@ -119,13 +123,14 @@ package struct RunReport: Sendable {
             case .ended: ended += 1
             case .rejected: rejected += 1
             case .failed: failed += 1
+            case .unconfirmed: unconfirmed += 1
             case .expired: expired += 1
             case .notStarted: notStarted += 1
             }
         }
         let named: [(CallOutcome, Int)] = [
             (.ended(status: 0), ended), (.rejected(status: 0, reason: ""), rejected), (.failed(cause: ""), failed),
-            (.expired, expired), (.notStarted(reason: ""), notStarted),
+            (.unconfirmed(cause: ""), unconfirmed), (.expired, expired), (.notStarted(reason: ""), notStarted),
         ]
         var counts: [String: Int] = [:]
         for (outcome, count) in named where count > 0 { counts[outcome.word] = count }

@@ -11,15 +11,23 @@ package final class TransferProfile: Sendable, Equatable {
     package let version: HTTPRequest.Version
     /// ``HTTPRequest/proxy``.
     package let proxy: HTTPProxy?
+    /// The TLS client certificate and key every request presents (mutual TLS), or nil.
+    package let clientCertificate: ClientCertificate?
 
-    package init(caFile: String?, version: HTTPRequest.Version, proxy: HTTPProxy?) {
+    /// Creates a profile.
+    package init(
+        caFile: String?, version: HTTPRequest.Version, proxy: HTTPProxy?, clientCertificate: ClientCertificate? = nil
+    ) {
         self.caFile = caFile
         self.version = version
         self.proxy = proxy
+        self.clientCertificate = clientCertificate
     }
 
     /// The same options (the same object, or equal fields).
     package static func == (a: TransferProfile, b: TransferProfile) -> Bool {
-        a === b || (a.version == b.version && a.caFile == b.caFile && a.proxy == b.proxy)
+        a === b
+            || (a.version == b.version && a.caFile == b.caFile && a.proxy == b.proxy
+                && a.clientCertificate == b.clientCertificate)
     }
 }

@@ -11,7 +11,8 @@ enum DaemonVerb: Verb {
         name: "daemon", summary: "run the daemon (the unit's ExecStart=)",
         options: [.config],
         details: "Keeps the registered sessions and, when stopped (SIGTERM or SIGINT), ends them all inside "
-            + "[Stop] BudgetSec=. SIGHUP reloads the configuration. Under systemd it reports readiness and "
+            + "[Stop] BudgetSec=; SIGUSR1 (the units' RestartKillSignal=) hands them over to the restarted daemon. "
+            + "SIGHUP reloads the configuration. Under systemd it reports readiness and "
             + "progress with sd_notify and logs to the journal; by hand it logs to standard error. With --user "
             + "it is your own daemon, as the user unit runs it (systemctl --user start session-cleanup).",
         exitStatus: "0 stopped with every session ended; 75 stopped with sessions kept for the next start; "
@@ -44,22 +45,41 @@ enum DaemonVerb: Verb {
         let paths = DaemonPaths.resolve(options.instance, configOption: options.value("--config"))
         let configuration: Configuration
         let files: [String]
+        var fallbackCause: String?
         do {
             (configuration, files) = try DaemonConfigurationLoader.load(paths)
         } catch {
-            return failed(
-                JournalEntry(
-                    .configInvalid, "Invalid configuration, not starting: \(error)",
-                    [JournalField(.error, error.description)]),
-                [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
+            // Invalid files must not leave the stored sessions without a daemon: run, loudly, on
+            // the last configuration that loaded (none: exit 78 as before).
+            do {
+                let fallback = try LastGoodConfiguration.load(paths)
+                (configuration, files) = (fallback.configuration, fallback.files)
+                fallbackCause =
+                    ([error.description] + fallback.problems.map { "and in the last good one: \($0)" })
+                    .joined(separator: "; ")
+            } catch let fallbackError {
+                return failed(
+                    JournalEntry(
+                        .configInvalid,
+                        "Invalid configuration, not starting (and no last good one to run on: \(fallbackError.summary)): "
+                            + "\(error)",
+                        [JournalField(.error, error.description)]),
+                    [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
+            }
         }
         let loop = try EventLoop(clock: clock)
         journal.attach(to: loop)
         notifier.attach(to: loop)
         let daemon = Daemon(
-            paths: paths, configuration: configuration, configurationFiles: files,
+            paths: paths, configuration: configuration, configurationFiles: files, fallbackCause: fallbackCause,
             dependencies: Daemon.Dependencies(
-                loop: loop, notifier: notifier, journal: journal, watchdogInterval: try Watchdog.systemInterval()))
+                loop: loop, notifier: notifier, journal: journal, watchdogInterval: try Watchdog.systemInterval(),
+                stopDeadline: SystemdStopDeadlineKeeper { [journal] error in
+                    journal.record(
+                        JournalEntry(
+                            .notifyFailed, "The stop's extension will not be renewed: \(error)",
+                            [JournalField(.notifyState, "EXTEND_TIMEOUT_USEC="), JournalField(.error, error)]))
+                }))
         do {
             try daemon.start(signals: signals)
         } catch {
@@ -71,6 +91,10 @@ enum DaemonVerb: Verb {
                 JournalEntry(.startFailed, "Start-up failed: \(error)\(hint)", [JournalField(.error, "\(error)")]),
                 [.status("Start-up failed: \(error)")], .startFailed)
         }
-        return try daemon.run()
+        let status = try daemon.run()
+        // The store is closed and the journal flushed: exit now rather than tear down the
+        // tables of a large store (seconds on a starved machine, after the stop's deadline).
+        fflush(nil)
+        _exit(status.rawValue)
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 /// last attempt, filtered if asked. Keys never appear: the protocol does not carry them back.
 enum ListVerb: Verb {
     /// Outcome words `--outcome` accepts; `none` is "never attempted".
-    static let outcomes = ["ended", "rejected", "failed", "expired", "not-started", "none"]
+    static let outcomes = ["ended", "rejected", "failed", "unconfirmed", "expired", "not-started", "none"]
 
     static let description = VerbDescription(
         name: "list", summary: "list your sessions (root: everyone's); keys are never shown",

@@ -143,7 +143,7 @@ enum ReportVerb: Verb {
             "Sessions: \(integer(sessions["total"])) — \(integer(sessions["ended"])) ended, "
                 + "\(integer(sessions["kept"])) kept for the next start")
         let calls = object(report["calls"])
-        let words = ["ended", "rejected", "failed", "expired", "not-started"]
+        let words = ["ended", "rejected", "failed", "unconfirmed", "expired", "not-started"]
         lines.append(
             "Calls: \(integer(calls["total"])) — "
                 + words.map { "\(integer(calls[$0])) \($0 == "not-started" ? "not started" : $0)" }.joined(
@@ -173,6 +173,29 @@ enum ReportVerb: Verb {
                             string($0["error"]),
                             array($0["sessions"]).map { string($0) }.prefix(2).joined(separator: ","),
                         ]
+                    })
+        }
+        let origins = array(report["origins"]).map(object)
+        if !origins.isEmpty {
+            lines.append("")
+            lines.append("Calls in flight per origin (adaptive limit), and what cut it:")
+            lines += indented(
+                [
+                    [
+                        "ORIGIN", "LIMIT", "AT END", "LOWEST", "MEDIAN", "TIMEOUTS", "503/429", "REFUSED", "RESET",
+                        "UNACKED", "SLOW",
+                    ]
+                ]
+                    + origins.map {
+                        let cuts = object($0["cuts"])
+                        return [
+                            string($0["origin"]), String(integer($0["limit_highest"])),
+                            String(integer($0["limit_final"])), seconds(integer($0["latency_lowest_usec"])),
+                            seconds(integer($0["latency_median_usec"])),
+                        ]
+                            + ["timeout", "overloaded", "refused", "reset", "unacknowledged", "slow"].map {
+                                String(integer(cuts[$0]))
+                            }
                     })
         }
         let kept = array(report["kept"]).map(object)

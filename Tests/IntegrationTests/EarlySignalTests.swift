@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// Signals at the first instant after exec: the `daemon` verb blocks SIGTERM, SIGINT and SIGHUP
+/// Signals at the first instant after exec: the `daemon` verb blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1
 /// from the executable's `.preinit_array` (CEarlySignals), before any library initializer or
 /// Swift code runs, so a SIGTERM from then on becomes a stop run. The other verbs keep the
 /// default dispositions (Ctrl-C ends a `register` waiting for its key).
@@ -16,7 +16,7 @@ final class EarlySignalTests: XCTestCase {
 
     private static let terminateInterruptHangUp: UInt64 =
         1 << (UInt64(SIGTERM) - 1) | 1 << (UInt64(SIGINT) - 1)
-        | 1 << (UInt64(SIGHUP) - 1)
+        | 1 << (UInt64(SIGHUP) - 1) | 1 << (UInt64(SIGUSR1) - 1)
 
     func testASigtermTheMomentTheSignalsAreBlockedIsAStopRunNeverADeath() throws {
         for round in 0..<10 {
@@ -62,5 +62,16 @@ final class EarlySignalTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationReason, .uncaughtSignal)
         XCTAssertEqual(process.terminationStatus, SIGTERM)
+    }
+
+    /// SIGUSR1 (the units' RestartKillSignal=) from something that is no service manager: no
+    /// next process would take the sessions over, so it is a stop run that says why, not a death.
+    func testSigusr1OutsideAServiceManagerIsAStopRunThatSaysWhy() throws {
+        let daemon = try DaemonProcess()
+        XCTAssertNotNil(daemon.waitUntilReady(), "not ready: \(daemon.stderr)")
+        daemon.signal(SIGUSR1)
+        XCTAssertEqual(daemon.waitForExit(timeout: 5), 0, daemon.stderr)
+        XCTAssertEqual(daemon.process.terminationReason, .exit)
+        XCTAssertTrue(daemon.stderr.contains("SIGUSR1 but not started by a service manager"), daemon.stderr)
     }
 }

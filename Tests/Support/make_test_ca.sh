@@ -9,6 +9,8 @@
 #                                   (hostname-verification tests)
 #   untrusted.pem / untrusted.key   self-signed, same SANs as server.pem, NOT from the CA
 #                                   (trust tests: a client with --cacert ca.pem must refuse it)
+#   client.pem / client.key         signed by the CA for TLS client authentication (mutual TLS:
+#                                   a server with ssl_client_certificate ca.pem accepts it)
 # Private keys are 0600. EC P-256 keys keep generation fast. Valid for 30 days.
 #
 # Use: endsession_server.py --tls-cert OUTDIR/server.pem --tls-key OUTDIR/server.key
@@ -41,17 +43,20 @@ openssl req -x509 -new -key ca.key -sha256 -days "$days" -subj "/CN=session-clea
     -addext "subjectKeyIdentifier=hash" \
     -out ca.pem
 
-# CA-signed leaf: leaf NAME CN SAN
+# CA-signed leaf: leaf NAME CN SAN [EXTENSIONS]
 leaf() {
     newkey "$1.key"
     openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr"
-    printf '%s\n%s\nauthorityKeyIdentifier=keyid\n' "$LEAF" "$3" > "$1.ext"
+    printf '%s\n%s\nauthorityKeyIdentifier=keyid\n' "${4:-$LEAF}" "$3" > "$1.ext"
     openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial \
         -sha256 -days "$days" -extfile "$1.ext" -out "$1.pem" 2>/dev/null
     rm -f "$1.csr" "$1.ext"
 }
 leaf server localhost "$SAN"
 leaf wrongname wrong.invalid "subjectAltName=DNS:wrong.invalid"
+leaf client session-cleanup-client "subjectAltName=DNS:session-cleanup-client" "basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth"
 cat server.pem ca.pem > server-chain.pem
 
 # Self-signed, not trusted by anyone.
@@ -63,5 +68,5 @@ openssl req -x509 -new -key untrusted.key -sha256 -days "$days" -subj "/CN=local
 rm -f ca.srl
 chmod 600 ./*.key
 chmod 644 ./*.pem
-openssl verify -CAfile ca.pem server.pem wrongname.pem >/dev/null
+openssl verify -CAfile ca.pem server.pem wrongname.pem client.pem >/dev/null
 echo "test CA and certificates written to $out" >&2

@@ -15,6 +15,11 @@ final class FakeTransport: HTTPTransport {
     private var next: UInt64 = 0
     /// Thrown by the next `start` (once), as an engine that cannot take a transfer would.
     var nextStartError: (any Error)?
+    /// What ``requestSent(_:)`` says of every pending transfer: whether its request was written.
+    var pendingRequestsSent = false
+    /// Transfers whose connection says the server's TCP never acknowledged their request
+    /// (``requestUnacknowledged(_:)``).
+    var unacknowledged: Set<TransferID> = []
 
     func start(_ request: HTTPRequest, completion: @escaping (HTTPResult) -> Void) throws -> TransferID {
         if let error = nextStartError {
@@ -37,6 +42,21 @@ final class FakeTransport: HTTPTransport {
         transfer.completion(Self.failure(.cancelled))
     }
 
+    func requestSent(_ id: TransferID) -> Bool {
+        pendingRequestsSent && pending.contains { $0.id == id }
+    }
+
+    /// Transfers still waiting for their connection's handshake (``connectPending(_:)``).
+    var connecting: Set<TransferID> = []
+
+    func connectPending(_ id: TransferID) -> Bool {
+        connecting.contains(id) && pending.contains { $0.id == id }
+    }
+
+    func requestUnacknowledged(_ id: TransferID) -> Bool {
+        unacknowledged.contains(id) && pending.contains { $0.id == id }
+    }
+
     /// Completes the oldest pending transfer whose URL contains `marker` (any, if nil).
     @discardableResult
     func complete(matching marker: String? = nil, with result: HTTPResult) -> Bool {
@@ -55,9 +75,10 @@ final class FakeTransport: HTTPTransport {
             duration: .milliseconds(5), reusedConnection: false)
     }
 
-    static func failure(_ kind: TransportFailure.Kind) -> HTTPResult {
+    /// A failure; `requestSent`: whether the request had been written (``HTTPResult/requestSent``).
+    static func failure(_ kind: TransportFailure.Kind, requestSent: Bool = false) -> HTTPResult {
         HTTPResult(
             outcome: .failure(TransportFailure(kind: kind, peer: "127.0.0.1:1", detail: "fake \(kind)")),
-            duration: .milliseconds(5), reusedConnection: false)
+            duration: .milliseconds(5), reusedConnection: false, requestSent: requestSent)
     }
 }

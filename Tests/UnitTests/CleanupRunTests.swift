@@ -152,8 +152,14 @@ final class CleanupRunTests: XCTestCase {
         // order the calls in flight would pile up on the origins that did not answer (each rise
         // a new connection).
         let hosts = ["127.0.0.1:8001", "127.0.0.1:8002", "127.0.0.1:8003"]
+        // Fixed: the quotas alone (an adaptive limit grows only while it is what holds calls back).
         let sessions = (0..<60).map { session("s-\($0)-", ["o\($0 % 3)"]) }
-        begin(makeRun(sessions, endpoints: hosts.indices.map { endpoint("o\($0)", host: hosts[$0]) }, maxConcurrent: 6))
+        let endpoints = hosts.indices.map { index in
+            var fixed = endpoint("o\(index)", host: hosts[index])
+            fixed.concurrency = .fixed
+            return fixed
+        }
+        begin(makeRun(sessions, endpoints: endpoints, maxConcurrent: 6))
         var turn = 0
         while report == nil {
             let inFlight = hosts.map { host in transport.pending.filter { $0.request.url.contains(host) }.count }
@@ -241,12 +247,12 @@ final class CleanupRunTests: XCTestCase {
         var short = endpoint("auth")
         short.timeout = .seconds(1)
         let sessions = try parkBehindAProbe(endpoint: short) {
-            transport.complete(with: FakeTransport.failure(.timeout))
+            transport.complete(with: FakeTransport.failure(.timeout, requestSent: true))
         }
         XCTAssertEqual(transport.pending.count, 1, "a released call started at once")
         while transport.complete(with: FakeTransport.reply(200)) {}
         XCTAssertEqual(report?.sessionsEnded, 4)
-        XCTAssertEqual(outcome(sessions[0])?.word, "failed")
+        XCTAssertEqual(outcome(sessions[0])?.word, "unconfirmed", "the probe's request was sent")
     }
 
     func testAProbeThatFailsTLSReleasesTheParkedCalls() throws {
@@ -298,18 +304,164 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(journal.entries(event: "expired").count, 1)
     }
 
-    func testATimeoutCappedByTheBudgetIsExpiredButTheEndpointsOwnTimeoutIsFailed() throws {
-        var short = endpoint("auth")
-        short.timeout = .seconds(1)
+    func testATimeoutCappedByTheBudgetBeforeTheRequestWasSentIsExpired() throws {
         let capped = session("capped", ["auth"])
         begin(makeRun([capped], endpoints: [endpoint("auth")], budget: .seconds(3)))
         transport.complete(with: FakeTransport.failure(.timeout))
         XCTAssertEqual(outcome(capped), .expired, "20 s endpoint timeout capped to the 3 s budget")
-        report = nil
-        let own = session("own", ["auth"])
-        begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 1))
-        transport.complete(with: FakeTransport.failure(.timeout))
-        XCTAssertEqual(outcome(own)?.word, "failed")
+        XCTAssertEqual(report?.calls.first?.attempts, 0, "never sent: not an attempt")
+    }
+
+    /// Before issue 25, a request that timed out was sent again while the server still worked
+    /// on the first: a CPU-bound server did the work twice (336 requests for 200 calls).
+    func testARequestSentAndNotAnsweredIsUnconfirmedAndNeverSentAgain() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        for kind in [TransportFailure.Kind.timeout, .sendReceive] {
+            report = nil
+            let before = transport.started.count
+            let own = session("own-\(kind)", ["auth"])
+            begin(makeRun([own], endpoints: [short], budget: .seconds(30), maxAttempts: 3))
+            transport.complete(with: FakeTransport.failure(kind, requestSent: true))
+            try advance(.seconds(5))
+            XCTAssertEqual(transport.started.count - before, 1, "\(kind): one request, not sent again")
+            XCTAssertEqual(outcome(own)?.word, "unconfirmed", "\(kind)")
+            XCTAssertEqual(report?.callCounts, ["unconfirmed": 1])
+        }
+    }
+
+    func testARequestPastItsTimeoutIsAbandonedOnlyWhileItsOriginAnswersNothing() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        let sessions = (0..<3).map { session("slow-\($0)") }
+        begin(makeRun(sessions, endpoints: [short], budget: .seconds(10)))
+        transport.pendingRequestsSent = true
+        XCTAssertGreaterThan(transport.started.first?.timeout ?? .zero, .seconds(9), "the budget's rest")
+        try advance(.milliseconds(500))
+        transport.complete(with: FakeTransport.reply(200))  // the origin is working
+        try advance(.milliseconds(750))  // 1.25 s: past the 1 s timeout, the origin answered 0.75 s ago
+        XCTAssertEqual(transport.pending.count, 2, "given the time that remains")
+        try advance(.milliseconds(500))  // 1.75 s: silent for 1.25 s
+        XCTAssertEqual(transport.pending.count, 0)
+        XCTAssertEqual(report?.callCounts, ["ended": 1, "unconfirmed": 2])
+        XCTAssertEqual(transport.started.count, 3, "not sent again")
+        XCTAssertTrue(outcome(sessions[1])?.cause?.contains("answered nothing else") ?? false)
+    }
+
+    func testARequestTheServersTCPNeverAcknowledgedGoesAgainOnANewConnectionAsNoAttempt() throws {
+        let sessions = [session("stuck"), session("fine")]
+        begin(makeRun(sessions, budget: .seconds(10), maxAttempts: 1))
+        transport.pendingRequestsSent = true
+        let stuck = try XCTUnwrap(transport.pending.first?.id)
+        transport.unacknowledged = [stuck]
+        try advance(.milliseconds(250))
+        XCTAssertEqual(transport.started.count, 2, "not before it ran 0.5 s")
+        try advance(.milliseconds(500))
+        XCTAssertEqual(transport.cancelled, [stuck])
+        XCTAssertEqual(transport.started.count, 2, "the limit cut to the 1 request the server took")
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(transport.started.count, 3, "sent again, though MaxAttempts=1")
+        XCTAssertEqual(transport.started[2].url, transport.started[0].url)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.callCounts, ["ended": 2])
+        XCTAssertEqual(report?.calls.first { $0.sessionID == sessions[0].id }?.attempts, 1, "the server got it once")
+    }
+
+    func testAnAdaptiveOriginStartsAtItsShareAndIsCutByWhatTheServerSays() throws {
+        let sessions = (0..<100).map { session("s\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 50))
+        XCTAssertEqual(transport.pending.count, 50, "its share, as fixed")
+        transport.complete(with: FakeTransport.reply(200))
+        transport.complete(with: FakeTransport.reply(503))
+        XCTAssertEqual(transport.started.count, 51, "halved to 25: no call starts while 48 are in flight")
+        for _ in 0..<24 { transport.complete(with: FakeTransport.reply(200)) }
+        XCTAssertEqual(transport.pending.count, 25, "room again below 25")
+        for _ in 0..<20 {
+            while transport.complete(with: FakeTransport.reply(200)) {}
+            try advance(.milliseconds(200))
+        }
+        XCTAssertEqual(report?.callCounts, ["ended": 100])
+        // Say why: the report and the journal give the origin's limit and its cuts.
+        let origin = try XCTUnwrap(report?.origins.first)
+        XCTAssertEqual(origin.origin, "http://127.0.0.1:8080")
+        XCTAssertEqual(origin.highestLimit, 50)
+        XCTAssertEqual(origin.overloaded, 1)
+        XCTAssertEqual(origin.timeouts + origin.refused + origin.resets + origin.unacknowledged, 0)
+        XCTAssertNotNil(origin.medianLatency)
+        let entry = try XCTUnwrap(journal.entries(event: "origin-limit").first)
+        XCTAssertEqual(entry.value(of: .cutsOverloaded), "1")
+        XCTAssertEqual(entry.value(of: .limitHighest), "50")
+        XCTAssertTrue(entry.message.contains("1 503/429 replies"), entry.message)
+    }
+
+    func testSYNsLostAtAFullAcceptQueueGoAgainAndCutTheLimitToWhatTheServerTook() throws {
+        let sessions = (0..<20).map { session("q\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 10, maxAttempts: 1))
+        transport.complete(with: FakeTransport.reply(200))  // 5 ms on a new connection: connect timeout 250 ms
+        let stuck = Set(transport.pending.suffix(6).map(\.id))
+        transport.connecting = stuck
+        try advance(.milliseconds(250))
+        XCTAssertEqual(Set(transport.cancelled), stuck)
+        XCTAssertEqual(transport.pending.count, 4, "cut to the 4 the server took")
+        XCTAssertNil(report)
+        for _ in 0..<20 {
+            while transport.complete(with: FakeTransport.reply(200)) {}
+            try advance(.milliseconds(250))
+        }
+        XCTAssertEqual(report?.callCounts, ["ended": 20], "as no attempt, though MaxAttempts=1")
+        XCTAssertEqual(report?.origins.first?.unacknowledged, 6)
+    }
+
+    func testAConnectLostAtAFullAcceptQueueIsTriedAgainAtOnceOnANewConnection() throws {
+        let sessions = (0..<5).map { session("c\($0)") }
+        var small = endpoint("auth")
+        small.maxConnectionsPerHost = 4
+        begin(makeRun(sessions, endpoints: [small], maxConcurrent: 256, maxAttempts: 1))
+        XCTAssertNil(transport.started[0].connectTimeout, "no latency known yet: the kernel's own")
+        transport.complete(with: FakeTransport.reply(200))  // 5 ms on a new connection
+        let next = try XCTUnwrap(transport.pending.last)
+        XCTAssertEqual(next.request.connectTimeout, .milliseconds(250), "4 × 5 ms, at least 250 ms")
+        let before = transport.started.count
+        XCTAssertTrue(transport.complete(matching: next.request.url, with: FakeTransport.failure(.timeout)))
+        XCTAssertEqual(transport.started.count, before, "halved to 2: it waits while 3 are in flight")
+        transport.complete(with: FakeTransport.reply(200))
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(transport.started.count, before + 1, "again, though MaxAttempts=1")
+        XCTAssertEqual(transport.started.last?.url, next.request.url)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.callCounts, ["ended": 5])
+        XCTAssertEqual(report?.origins.first?.timeouts, 1, "and it cut the limit")
+    }
+
+    func testAFixedOriginGetsItsShareAtOnce() throws {
+        var fixed = endpoint("auth")
+        fixed.concurrency = .fixed
+        begin(makeRun((0..<100).map { session("s\($0)") }, endpoints: [fixed], maxConcurrent: 256))
+        XCTAssertEqual(transport.pending.count, 100)
+        while transport.complete(with: FakeTransport.reply(200)) {}
+        XCTAssertEqual(report?.origins, [], "no adaptive limit to report")
+        XCTAssertTrue(journal.entries(event: "origin-limit").isEmpty)
+    }
+
+    func testARequestStillWaitingForAConnectionIsNotAbandonedAtItsTimeout() throws {
+        var short = endpoint("auth")
+        short.timeout = .seconds(1)
+        begin(makeRun([session("waiting")], endpoints: [short], budget: .seconds(10)))
+        try advance(.milliseconds(1_500))
+        XCTAssertEqual(transport.pending.count, 1, "never sent: it keeps waiting")
+        transport.complete(with: FakeTransport.reply(200))
+        XCTAssertEqual(report?.callCounts, ["ended": 1])
+    }
+
+    func testBudgetExpiryRecordsCallsWhoseRequestWasSentAsUnconfirmed() throws {
+        let sessions = (0..<4).map { session("hang-\($0)") }
+        begin(makeRun(sessions, budget: .seconds(3), maxConcurrent: 2))
+        transport.pendingRequestsSent = true
+        try advance(.seconds(3))
+        let report = try XCTUnwrap(report)
+        XCTAssertEqual(report.callCounts, ["unconfirmed": 2, "not-started": 2])
+        XCTAssertEqual(outcome(sessions[0])?.word, "unconfirmed")
+        XCTAssertEqual(journal.entries(event: "call-finished").count { $0.value(of: .outcome) == "unconfirmed" }, 2)
     }
 
     /// Abandoning a run used to forget the endpoints that had already ended a session, so the

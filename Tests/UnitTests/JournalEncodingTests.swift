@@ -57,14 +57,23 @@ final class JournalEncodingTests: XCTestCase {
         XCTAssertTrue(text(JournalEncoding.line(byID, dropped: 0)).contains(" SESSION_ID=0123456789abcdef "))
     }
 
-    func testAValueWithANewlineUsesTheBinaryForm() {
-        var entry = JournalEntry(.reloadFailed, "bad", [JournalField(.error, "line 1\nline 2")])
+    /// A field's value is one line (`journalctl -o export` and field matches see it whole): a raw
+    /// newline, e.g. in a STOP_REASON= quoting a configuration error, is written as backslash-n.
+    func testAFieldValueWithANewlineIsWrittenOnOneLine() {
+        var entry = JournalEntry(.reloadFailed, "bad", [JournalField(.stopReason, "line 1\nline 2\r")])
+        entry.location = nil
+        let native = text(JournalEncoding.native(entry, identifier: "x", dropped: 0))
+        XCTAssertTrue(native.hasSuffix("\nSTOP_REASON=line 1\\nline 2\\r\n"), native)
+    }
+
+    func testAMessageWithANewlineUsesTheBinaryForm() {
+        var entry = JournalEntry(.reloadFailed, "line 1\nline 2", [])
         entry.location = nil
         let bytes = JournalEncoding.native(entry, identifier: "x", dropped: 0)
-        var expected = Array("ERROR\n".utf8)
+        var expected = Array("MESSAGE\n".utf8)
         expected += [13, 0, 0, 0, 0, 0, 0, 0]  // 13 as 64-bit little endian
         expected += Array("line 1\nline 2\n".utf8)
-        XCTAssertTrue(bytes.suffix(expected.count).elementsEqual(expected), text(bytes))
+        XCTAssertTrue(bytes.prefix(expected.count).elementsEqual(expected), text(bytes))
     }
 
     func testRepeatedFieldsAreAllWritten() {

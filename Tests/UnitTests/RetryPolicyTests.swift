@@ -1,3 +1,4 @@
+import Vocabulary
 import XCTest
 
 @testable import Runs
@@ -58,5 +59,31 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertEqual(
             RetryPolicy.outcomeOfGivingUp(cause: "connection refused", status: nil),
             .failed(cause: "connection refused"))
+    }
+
+    private func failure(_ kind: TransportFailure.Kind) -> TransportFailure {
+        TransportFailure(kind: kind, peer: "127.0.0.1:1", detail: "test")
+    }
+
+    func testARequestSentAndNotAnsweredIsUnconfirmedWhateverEndedIt() {
+        for kind in [TransportFailure.Kind.timeout, .sendReceive, .cancelled] {
+            guard case .unconfirmed(let cause)? = RetryPolicy.unanswered(failure(kind), requestSent: true) else {
+                return XCTFail("\(kind) after the request was sent is unconfirmed")
+            }
+            XCTAssertTrue(cause.contains("the request was sent"), cause)
+        }
+    }
+
+    func testATimeoutBeforeTheRequestWasWrittenIsNotAnAttempt() {
+        XCTAssertEqual(RetryPolicy.unanswered(failure(.timeout), requestSent: false), .notSent)
+    }
+
+    func testFailuresTheServerCannotHaveActedOnAreJudgedAsUsual() {
+        for kind in [TransportFailure.Kind.connect, .resolve, .tls, .sendReceive, .cancelled] {
+            XCTAssertNil(RetryPolicy.unanswered(failure(kind), requestSent: false), "\(kind)")
+        }
+        for kind in [TransportFailure.Kind.connect, .resolve, .tls, .tooLarge, .other] {
+            XCTAssertNil(RetryPolicy.unanswered(failure(kind), requestSent: true), "\(kind)")
+        }
     }
 }

@@ -11,7 +11,7 @@ final class TerminationDecisionTests: XCTestCase {
     private func decide(
         _ report: ServiceManagerReport, signal: DaemonSignal = .terminate, onRestart: OnRestartPolicy = .keep
     ) -> TerminationDecision {
-        TerminationDecision.decide(signal: signal, onRestart: onRestart, ask: { report })
+        TerminationDecision.decide(signal: signal, onRestart: onRestart, ownUnit: { unit }, ask: { report })
     }
 
     private func reason(_ decision: TerminationDecision) -> String? {
@@ -42,8 +42,9 @@ final class TerminationDecisionTests: XCTestCase {
     func testNoAnswerIsAStopThatNamesTheCause() {
         let timeout = ServiceManagerQueryError(errno: ETIMEDOUT, step: "no answer within 1000 ms")
         XCTAssertEqual(
-            reason(decide(.unanswered(unit, timeout))),
-            "could not ask the system manager about session-cleanup.service: no answer within 1000 ms")
+            reason(decide(.unanswered(unit, timeout)))?.hasPrefix(
+                "could not ask the system manager about session-cleanup.service: no answer within 1000 ms; "),
+            true)
         let noBus = ServiceManagerQueryError(errno: ENOENT, step: "connect to the system bus")
         XCTAssertEqual(reason(decide(.unanswered(unit, noBus)))?.contains("connect to the system bus"), true)
     }
@@ -60,8 +61,37 @@ final class TerminationDecisionTests: XCTestCase {
             asked = true
             return restart
         }
-        XCTAssertNotNil(reason(TerminationDecision.decide(signal: .terminate, onRestart: .end, ask: ask)))
-        XCTAssertNotNil(reason(TerminationDecision.decide(signal: .interrupt, onRestart: .keep, ask: ask)))
+        let unit = { self.unit }
+        XCTAssertNotNil(
+            reason(TerminationDecision.decide(signal: .terminate, onRestart: .end, ownUnit: unit, ask: ask)))
+        XCTAssertNotNil(reason(TerminationDecision.decide(signal: .restart, onRestart: .end, ownUnit: unit, ask: ask)))
+        XCTAssertNotNil(
+            reason(TerminationDecision.decide(signal: .interrupt, onRestart: .keep, ownUnit: unit, ask: ask)))
         XCTAssertFalse(asked)
+    }
+
+    /// systemd ≥ 250 sends the units' RestartKillSignal=SIGUSR1 for a restart: a hand-over even
+    /// when D-Bus is down or frozen, because the manager is never asked.
+    func testSigusr1IsARestartHandedOverWithoutAskingTheManager() {
+        var asked = false
+        let frozen: () -> ServiceManagerReport = {
+            asked = true
+            return .unanswered(self.unit, ServiceManagerQueryError(errno: ETIMEDOUT, step: "no answer within 1000 ms"))
+        }
+        let decision = TerminationDecision.decide(
+            signal: .restart, onRestart: .keep, ownUnit: { self.unit }, ask: frozen)
+        XCTAssertEqual(decision, .handOver(unit: unit, jobType: TerminationDecision.restartSignalJob))
+        XCTAssertFalse(asked)
+    }
+
+    func testSigusr1WithoutAServiceManagerIsAStop() {
+        let decision = TerminationDecision.decide(
+            signal: .restart, onRestart: .keep, ownUnit: { nil }, ask: { .notUnderServiceManager })
+        XCTAssertEqual(reason(decision)?.contains("not started by a service manager"), true)
+    }
+
+    func testAnUnansweredSigtermSaysARestartWouldHaveSentSigusr1() {
+        let timeout = ServiceManagerQueryError(errno: ETIMEDOUT, step: "no answer within 1000 ms")
+        XCTAssertEqual(reason(decide(.unanswered(unit, timeout)))?.contains("RestartKillSignal="), true)
     }
 }

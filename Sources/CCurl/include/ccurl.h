@@ -94,6 +94,10 @@ const char *ccurl_url_strerror(CURLUcode code);
 CURLcode ccurl_easy_set_long(CURL *easy, CURLoption option, long value);
 /* libcurl copies string options (except CURLOPT_POSTFIELDS, which this shim never uses). */
 CURLcode ccurl_easy_set_string(CURL *easy, CURLoption option, const char *value);
+/* A blob option (CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB: libcurl >= 7.71) with CURL_BLOB_COPY:
+ * libcurl keeps its own copy, so `data` may be freed on return. NULL data clears the option.
+ * Memory only: the bytes never go to a file. */
+CURLcode ccurl_easy_set_blob(CURL *easy, CURLoption option, const void *data, size_t length);
 CURLcode ccurl_easy_get_long(CURL *easy, CURLINFO info, long *value);
 CURLcode ccurl_easy_get_off_t(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_get_string(CURL *easy, CURLINFO info, const char **value);
@@ -188,6 +192,24 @@ int ccurl_transfer_abort_reason(const ccurl_transfer *t);
 /* 1 once the request's connection was ready (connected, TLS and ALPN done: libcurl's
  * CURLOPT_PREREQFUNCTION ran), else 0 (always 0 with a libcurl older than 7.80). */
 int ccurl_transfer_connected(const ccurl_transfer *t);
+/* 1 once libcurl wrote the request (connected, and CURLINFO_REQUEST_SIZE > 0: the request's bytes went to the
+ * connection's socket, or for HTTP/2 into its session), else 0. Checked against libcurl 7.88:
+ * 0 for a refused connect or a transfer still waiting for a connection; > 0 after a timeout or
+ * a dropped connection once the request was written. A server may have acted on a request
+ * written; one never written it cannot have. Always 0 with a libcurl older than 7.80 (see
+ * ccurl_transfer_connected). Valid until the transfer is reused. */
+int ccurl_transfer_request_sent(ccurl_transfer *t);
+/* 1 when the transfer's request was written to a TCP connection whose peer acknowledged none of
+ * its bytes after at least two retransmissions (TCP_INFO: established, tcpi_bytes_acked 1 (the SYN),
+ * segments unacknowledged, tcpi_total_retrans >= 2): the server's kernel dropped them (its
+ * accept queue was full when the handshake's last ACK came), so the server cannot have the
+ * request. 0 otherwise, and whenever it cannot tell (no socket, TLS or HTTP/2 connections whose
+ * earlier bytes were acknowledged, a kernel older than 4.1). Only while the transfer is active. */
+int ccurl_transfer_request_unacknowledged(ccurl_transfer *t);
+/* 1 while the TCP connection libcurl opened for the transfer still waits for the server's
+ * SYN-ACK (TCP_INFO: SYN_SENT): a SYN a full accept queue dropped waits for the kernel's
+ * retransmission, 1 s, then 3 s ... 0 otherwise, and whenever it cannot tell. */
+int ccurl_transfer_connect_pending(ccurl_transfer *t);
 /* Once connected over TLS: 1 when ALPN chose HTTP/2 ("h2"), 0 when it chose anything else or
  * nothing (libcurl then speaks HTTP/1.1), -1 when it cannot tell (no TLS connection, a TLS
  * library other than OpenSSL, or OpenSSL's libssl.so.3 not loaded). */

@@ -11,9 +11,9 @@
 /* Linux APIs the event loop needs that Swift's Glibc module does not export. */
 #include <sys/epoll.h>
 
-/* Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it creates
+/* Blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1 in the calling thread (and so in every thread it creates
  * later), ignores SIGPIPE, and returns a non-blocking, close-on-exec signalfd that reports
- * those three signals; or -errno. Call first thing in a synchronous main, before any thread
+ * those four signals; or -errno. Call first thing in a synchronous main, before any thread
  * exists: a thread created earlier keeps the signals unblocked and one of them could kill
  * the process. Never called from a library constructor (it would affect test binaries). */
 int csd_signals_open(void);

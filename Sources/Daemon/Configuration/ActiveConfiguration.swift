@@ -16,11 +16,16 @@ final class ActiveConfiguration {
     private(set) var current: Configuration
     /// The files it was read from, in order.
     private(set) var files: [String]
+    /// Why the daemon runs on the last good configuration (the files' error at start), until a
+    /// reload loads the files; nil when it runs on the files.
+    private(set) var fallbackCause: String?
 
-    /// Starts with a configuration already loaded from `files`.
-    init(_ configuration: Configuration, files: [String]) {
+    /// Starts with a configuration already loaded from `files`; `fallbackCause`: the files'
+    /// error when it is the last good configuration instead.
+    init(_ configuration: Configuration, files: [String], fallbackCause: String? = nil) {
         current = configuration
         self.files = files
+        self.fallbackCause = fallbackCause
     }
 
     /// Loads the configuration again (files and credentials); on success it is in force.
@@ -32,6 +37,7 @@ final class ActiveConfiguration {
             || loaded.control.socketGroup != previous.control.socketGroup
         current = loaded
         files = loadedFiles
+        fallbackCause = nil
         return Change(controlSocketChanged: socketChanged)
     }
 }

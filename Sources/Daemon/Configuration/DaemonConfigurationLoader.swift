@@ -15,8 +15,10 @@ package enum DaemonConfigurationLoader {
         return (configuration, files)
     }
 
-    /// Throws when a `TokenCredential=`, `ClientCredential=` or `ProxyCredential=` cannot be read from
-    /// `directory` (or a proxy credential is not `user:password`, a client credential not `id:secret`), naming each such credential and the endpoints
+    /// Throws when a `TokenCredential=`, `ClientCredential=`, `ProxyCredential=`,
+    /// `ClientCertificateCredential=` or `ClientKeyCredential=` cannot be read from
+    /// `directory` (or a proxy credential is not `user:password`, a client credential not `id:secret`, a
+    /// certificate or key not PEM), naming each such credential and the endpoints
     /// that use it (never its value).
     package static func checkCredentials(of configuration: Configuration, in directory: String?)
         throws(ConfigurationError)
@@ -25,12 +27,20 @@ package enum DaemonConfigurationLoader {
         var seen: Set<String> = []
         let kinds: [(key: String, name: (EndpointConfiguration) -> String?)] = [
             ("TokenCredential", \.tokenCredential), ("ProxyCredential", \.proxyCredential),
-            ("ClientCredential", \.clientCredential),
+            ("ClientCredential", \.clientCredential), ("ClientCertificateCredential", \.clientCertificateCredential),
+            ("ClientKeyCredential", \.clientKeyCredential),
+        ]
+        let pemKinds: [String: CredentialReader.PEMKind] = [
+            "ClientCertificateCredential": .certificate, "ClientKeyCredential": .privateKey,
         ]
         for (key, name) in kinds {
             for endpoint in configuration.endpoints {
                 guard let credential = name(endpoint), seen.insert(key + credential).inserted else { continue }
                 do {
+                    if let kind = pemKinds[key] {
+                        _ = try CredentialReader.pem(named: credential, in: directory, holding: kind)
+                        continue
+                    }
                     let text = try CredentialReader.token(named: credential, in: directory)
                     if key == "ProxyCredential", !text.dropFirst().contains(":") {
                         throw ConfigurationError(

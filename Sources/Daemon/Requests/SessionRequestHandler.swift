@@ -161,6 +161,9 @@ final class SessionRequestHandler {
             "background_runs": .integer(Int64(runs.backgroundRuns.count)),
         ]
         if let cause = store.readOnlyCause { object["degraded"] = .string(cause.message) }
+        if let cause = configuration.fallbackCause {
+            object["configuration_fallback"] = .string("the files are invalid, running on the last good one: \(cause)")
+        }
         if let progress = runs.stopRun?.progressText { object["progress"] = .string(progress) }
         if let sleepLock = sleepLock() { object["sleep_lock"] = .string(sleepLock) }
         let unconfigured =

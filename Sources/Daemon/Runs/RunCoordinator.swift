@@ -245,14 +245,29 @@ final class RunCoordinator {
         return run
     }
 
-    /// The credentials the endpoints name (bearer tokens, client id:secret, proxy user:password), by name; a missing
-    /// one is reported once per run.
+    /// The credentials the endpoints name (bearer tokens, client id:secret, proxy user:password,
+    /// client certificates and keys), by name; a missing one is reported once per run.
     private func readTokens() -> [String: String] {
         var tokens: [String: String] = [:]
         let endpoints = configuration.current.endpoints
         let names =
             endpoints.compactMap(\.tokenCredential) + endpoints.compactMap(\.proxyCredential)
             + endpoints.compactMap(\.clientCredential)
+        // Mutual TLS: PEM, several lines (read as it is, not as a one-line token).
+        let pem: [(String, CredentialReader.PEMKind)] =
+            endpoints.compactMap(\.clientCertificateCredential).map { ($0, .certificate) }
+            + endpoints.compactMap(\.clientKeyCredential).map { ($0, .privateKey) }
+        for (credential, kind) in pem where tokens[credential] == nil {
+            do {
+                tokens[credential] = try CredentialReader.pem(
+                    named: credential, in: credentialsDirectory, holding: kind)
+            } catch {
+                journal.record(
+                    JournalEntry(
+                        .credentialMissing, "Credential unavailable: \(error)",
+                        [JournalField(.error, error.description)]))
+            }
+        }
         for credential in Set(names) {
             do {
                 tokens[credential] = try CredentialReader.token(named: credential, in: credentialsDirectory)

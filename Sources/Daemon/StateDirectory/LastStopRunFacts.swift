@@ -1,4 +1,5 @@
 import JSON
+import Runs
 import Sessions
 import Vocabulary
 
@@ -46,6 +47,7 @@ enum LastStopRunFacts {
             "results_omitted": .integer(Int64(record.resultsOmitted)),
         ]
         if let expiry = record.expiry { object["expired"] = .string(expiry) }
+        if !record.origins.isEmpty { object["origins"] = .array(record.origins.map(\.json)) }
         return .object(object)
     }
 
@@ -77,11 +79,15 @@ enum LastStopRunFacts {
         }
         var expiry: String?
         if case .string(let text)? = facts["expired"] { expiry = text }
-        return RunRecord(
+        var origins: [OriginReport] = []
+        if case .array(let list)? = facts["origins"] { origins = list.compactMap(OriginReport.init(json:)) }
+        var record = RunRecord(
             id: id, kind: kind, startedAt: UInt64(clamping: startedAt), finishedAt: UInt64(clamping: finishedAt),
             budget: .microseconds(budget), duration: .microseconds(duration), expiry: expiry,
             sessionsTotal: Int(total), sessionsEnded: Int(ended), sessionsLeft: Int(left), callCounts: counts,
             journalEntries: Int(integer("journal_entries") ?? 0), journalDropped: Int(integer("journal_dropped") ?? 0),
             results: results, resultsOmitted: Int(integer("results_omitted") ?? 0))
+        record.origins = origins
+        return record
     }
 }

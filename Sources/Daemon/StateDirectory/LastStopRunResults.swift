@@ -111,6 +111,7 @@ enum LastStopRunResults {
         case "ended": return status.map { .ended(status: $0) }
         case "rejected": return status.map { .rejected(status: $0, reason: cause) }
         case "failed": return .failed(cause: cause)
+        case "unconfirmed": return .unconfirmed(cause: cause)
         case "expired": return .expired
         case "not-started": return .notStarted(reason: cause)
         default: return nil

@@ -16,6 +16,11 @@ final class NginxServer: @unchecked Sendable {
         let path: String
         /// The port (origin) it came to.
         let port: Int
+        /// The status nginx answered.
+        let status: Int
+        /// `$ssl_client_verify`: `SUCCESS` (a client certificate verified), `NONE`, `FAILED:…`, or
+        /// `-` over plain HTTP.
+        let client: String
     }
 
     /// The first origin's port (``ports`` has them all).
@@ -28,9 +33,11 @@ final class NginxServer: @unchecked Sendable {
     private var logPath: String { directory.path + "/access.log" }
 
     /// `keepaliveRequests`: requests a connection carries before nginx closes it; `origins`: ports
-    /// it listens on.
+    /// it listens on; `clientCA`: a CA file whose client certificate every TLS request must
+    /// present (mutual TLS; without one nginx answers 400), its subject logged as ``Request/client``.
     init(
-        mode: Mode, certificate: (pem: String, key: String)? = nil, keepaliveRequests: Int = 1000, origins: Int = 1
+        mode: Mode, certificate: (pem: String, key: String)? = nil, keepaliveRequests: Int = 1000, origins: Int = 1,
+        clientCA: String? = nil
     ) throws {
         self.mode = mode
         directory = try ScratchDirectory("nginx")
@@ -47,6 +54,7 @@ final class NginxServer: @unchecked Sendable {
             tls =
                 "ssl_certificate \(certificate.pem); ssl_certificate_key \(certificate.key);\n"
                 + "ssl_session_cache shared:test:1m;\n"
+            if let clientCA { tls += "ssl_client_certificate \(clientCA); ssl_verify_client on;\n" }
         }
         let temp = directory.path
         let config = """
@@ -56,7 +64,7 @@ final class NginxServer: @unchecked Sendable {
             error_log \(directory.path)/error.log warn;
             events { worker_connections 1024; }
             http {
-                log_format test '$connection $ssl_session_reused $server_protocol $request_uri $server_port';
+                log_format test '$connection $ssl_session_reused $server_protocol $request_uri $server_port $status $ssl_client_verify';
                 access_log \(logPath) test;
                 client_body_temp_path \(temp); proxy_temp_path \(temp); fastcgi_temp_path \(temp);
                 uwsgi_temp_path \(temp); scgi_temp_path \(temp);
@@ -113,10 +121,10 @@ final class NginxServer: @unchecked Sendable {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count >= 5, let port = Int(fields[4]) else { return nil }
+            guard fields.count >= 7, let port = Int(fields[4]), let status = Int(fields[5]) else { return nil }
             return Request(
                 connection: fields[0], tlsResumed: fields[1] == "r", httpVersion: fields[2], path: fields[3],
-                port: port)
+                port: port, status: status, client: fields[6...].joined(separator: " "))
         }
     }
 }
