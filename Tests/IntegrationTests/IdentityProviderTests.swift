@@ -77,13 +77,14 @@ final class IdentityProviderTests: XCTestCase {
         let scratch = try ScratchDirectory("idp-\(recipe.provider)")
         let tokenDirectory = try ScratchDirectory("idp-tokens")  // outside the daemon's, which is searched
         let tokenFile = tokenDirectory.path + "/tokens"
-        try Self.providersPy([
+        try ProvidersScript.run([
             "mint", "--dir", providers.directory, recipe.provider, tokenFile, "\(Self.tokens)", "--kind", recipe.kind,
         ])
         let tokens = try String(contentsOfFile: tokenFile, encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(tokens.count, Self.tokens)
         if recipe.revokedStatus == nil {
-            XCTAssertEqual(try Self.check(providers.directory, recipe.provider, tokenFile)["active"], Self.tokens)
+            XCTAssertEqual(
+                try ProvidersScript.check(providers.directory, recipe.provider, tokenFile)["active"], Self.tokens)
         }
 
         var secrets: [String] = []
@@ -149,7 +150,7 @@ final class IdentityProviderTests: XCTestCase {
         }
 
         // The provider's word, not the daemon's.
-        let after = try Self.check(providers.directory, recipe.provider, tokenFile)
+        let after = try ProvidersScript.check(providers.directory, recipe.provider, tokenFile)
         XCTAssertEqual(after["active"], 0, "tokens still active at \(recipe.provider): \(after)")
 
         let outputs = [daemon.stderr, report.out, report.err, next.stderr] + (try Self.filesBelow(scratch.path))
@@ -192,38 +193,6 @@ final class IdentityProviderTests: XCTestCase {
         let entry = try XCTUnwrap(clients[client] as? [String: Any], "providers.json: no client \(client)")
         let path = try string(entry, "credential_file")
         return try String(contentsOfFile: path, encoding: .utf8)
-    }
-
-    /// `providers.py check`: `total`, `active`, `inactive`.
-    private static func check(_ directory: String, _ provider: String, _ tokenFile: String) throws -> [String: Int] {
-        let out = try providersPy(["check", "--dir", directory, provider, tokenFile])
-        let counts = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "providers.py check: \(out)")
-        return counts.compactMapValues { $0 as? Int }
-    }
-
-    /// Runs `Tests/Providers/providers.py` with `arguments`; its standard output.
-    @discardableResult
-    private static func providersPy(_ arguments: [String]) throws -> String {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Providers/providers.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError(
-                "providers.py \(arguments.first ?? "") exited \(process.terminationStatus): "
-                    + String(decoding: errData, as: UTF8.self))
-        }
-        return String(decoding: outData, as: UTF8.self)
     }
 
     /// The text of every regular file below `directory`: state, configuration, the daemon's stderr.

@@ -39,10 +39,10 @@ final class TokenURLProviderTests: XCTestCase {
 
         let tokenDirectory = try ScratchDirectory("idp-tokens")  // outside the daemon's, which is searched
         let tokenFile = tokenDirectory.path + "/tokens"
-        try Self.providersPy(["mint", "--dir", directory, "glewlwyd", tokenFile, "\(Self.tokens)"])
+        try ProvidersScript.run(["mint", "--dir", directory, "glewlwyd", tokenFile, "\(Self.tokens)"])
         let tokens = try String(contentsOfFile: tokenFile, encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(tokens.count, Self.tokens)
-        XCTAssertEqual(try Self.check(directory, tokenFile)["active"], Self.tokens)
+        XCTAssertEqual(try ProvidersScript.check(directory, "glewlwyd", tokenFile)["active"], Self.tokens)
 
         let credentials = try ScratchDirectory("idp-credentials")
         chmod(try credentials.write("idp-client", credential), 0o600)
@@ -76,7 +76,7 @@ final class TokenURLProviderTests: XCTestCase {
         XCTAssertEqual(obtained.count, 1, "one grant for 200 calls: \(stderr.suffix(2000))")
 
         // The provider's word: no token is active any more.
-        let after = try Self.check(directory, tokenFile)
+        let after = try ProvidersScript.check(directory, "glewlwyd", tokenFile)
         XCTAssertEqual(after["active"], 0, "tokens still active at glewlwyd: \(after)")
 
         // Nothing secret anywhere: the client secret, the revoked tokens, and no JWT (glewlwyd's
@@ -102,37 +102,5 @@ final class TokenURLProviderTests: XCTestCase {
                 + "revoked at the provider (\(after["active"] ?? -1) active), daemon: \(summary["CALLS_ENDED"] ?? "?") "
                 + "of \(summary["CALLS_TOTAL"] ?? "?") calls ended, \(obtained.count) grant, "
                 + "stop run \(String(format: "%.2f", stopSeconds)) s (SIGTERM to exit)")
-    }
-
-    /// `providers.py check`: `total`, `active`, `inactive`.
-    private static func check(_ directory: String, _ tokenFile: String) throws -> [String: Int] {
-        let out = try providersPy(["check", "--dir", directory, "glewlwyd", tokenFile])
-        let counts = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "providers.py check: \(out)")
-        return counts.compactMapValues { $0 as? Int }
-    }
-
-    /// Runs `Tests/Providers/providers.py` with `arguments`; its standard output.
-    @discardableResult
-    private static func providersPy(_ arguments: [String]) throws -> String {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Providers/providers.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError(
-                "providers.py \(arguments.first ?? "") exited \(process.terminationStatus): "
-                    + String(decoding: errData, as: UTF8.self))
-        }
-        return String(decoding: outData, as: UTF8.self)
     }
 }

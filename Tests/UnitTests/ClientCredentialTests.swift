@@ -11,20 +11,13 @@ final class ClientCredentialTests: XCTestCase {
     /// A client secret with every character that form-encoding changes.
     private let credentialText = "my client:s3cr:t+/ é"
 
+    private let header = "Name=idp\nURL=https://idp.example/revoke\n"
+
     private func endpoint(_ lines: String) throws -> EndpointConfiguration {
-        let text = "[Endpoint]\nName=idp\nURL=https://idp.example/revoke\n" + lines
-        let configuration = try ConfigurationLoader.load(files: [("t.conf", Array(text.utf8))])
-        return try XCTUnwrap(configuration.endpoints.first)
+        try EndpointSectionFixture.endpoint(header, lines)
     }
 
-    private func refusal(_ lines: String) -> String? {
-        do {
-            _ = try endpoint(lines)
-            return nil
-        } catch {
-            return "\(error)"
-        }
-    }
+    private func refusal(_ lines: String) -> String? { EndpointSectionFixture.refusal(header, lines) }
 
     private func request(_ endpoint: EndpointConfiguration, credentials: [String: String]) -> HTTPRequest {
         EndSessionCall(

@@ -7,20 +7,13 @@ import XCTest
 
 /// `HTTPVersion=`, `Proxy=`, `NoProxy=`, `ProxyCredential=`, `MaxConnectionsPerHost=`.
 final class EndpointTransportSettingsTests: XCTestCase {
+    private let header = "Name=auth\nURL=https://auth.example/u/{session}\n"
+
     private func endpoint(_ lines: String) throws -> EndpointConfiguration {
-        let text = "[Endpoint]\nName=auth\nURL=https://auth.example/u/{session}\n" + lines
-        let configuration = try ConfigurationLoader.load(files: [("t.conf", Array(text.utf8))])
-        return try XCTUnwrap(configuration.endpoints.first)
+        try EndpointSectionFixture.endpoint(header, lines)
     }
 
-    private func refusal(_ lines: String) -> String? {
-        do {
-            _ = try endpoint(lines)
-            return nil
-        } catch {
-            return "\(error)"
-        }
-    }
+    private func refusal(_ lines: String) -> String? { EndpointSectionFixture.refusal(header, lines) }
 
     func testDefaultsAreAutomaticHTTPAndNoProxy() throws {
         let auth = try endpoint("")

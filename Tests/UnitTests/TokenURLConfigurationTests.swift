@@ -4,20 +4,13 @@ import XCTest
 
 /// `TokenURL=`, `TokenScope=` and `TokenAudience=`: read, and refused where they cannot work.
 final class TokenURLConfigurationTests: XCTestCase {
+    private let header = "Name=admin\nURL=https://idp.example/admin/sessions/{session}\nMethod=DELETE\n"
+
     private func endpoint(_ lines: String) throws -> EndpointConfiguration {
-        let text = "[Endpoint]\nName=admin\nURL=https://idp.example/admin/sessions/{session}\nMethod=DELETE\n" + lines
-        let configuration = try ConfigurationLoader.load(files: [("t.conf", Array(text.utf8))])
-        return try XCTUnwrap(configuration.endpoints.first)
+        try EndpointSectionFixture.endpoint(header, lines)
     }
 
-    private func refusal(_ lines: String) -> String? {
-        do {
-            _ = try endpoint(lines)
-            return nil
-        } catch {
-            return "\(error)"
-        }
-    }
+    private func refusal(_ lines: String) -> String? { EndpointSectionFixture.refusal(header, lines) }
 
     func testTheKeysAreRead() throws {
         let admin = try endpoint(
