@@ -65,13 +65,76 @@ enum ReplyJudgeFuzz {
     /// a string value `"success"` and a nested object's own `success` are not counted; an escaped
     /// spelling counts too).
     private static func oracleSaysSuccess(_ body: [UInt8]) -> Bool {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let value = object["success"] as? NSNumber
-        else { return false }
+        let object =
+            (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+            ?? (try? JSONSerialization.jsonObject(with: Data(withRepresentableNumbers(body))) as? [String: Any])
+        guard let object, let value = object["success"] as? NSNumber else { return false }
         guard value.doubleValue != 0, value.doubleValue == value.doubleValue.rounded() else { return false }
         let plain = topLevelNamesSpelledSuccess(in: body)
         return plain == 1 || (plain == 0 && body.contains(UInt8(ascii: "\\")))
     }
+
+    /// `body` with every well-formed JSON number outside strings replaced by one Foundation can
+    /// represent and of the same kind for the judge: a fraction or exponent by `0.5`, a non-zero
+    /// integer by `1`, zero by `0`. RFC 8259 lets a reader limit the range of numbers and
+    /// Foundation refuses `1e+4007` or a 400-digit integer anywhere in the text, while the judge
+    /// reads past them; what is malformed is left as it is, for Foundation to refuse.
+    private static func withRepresentableNumbers(_ body: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = 0
+        while index < body.count {
+            let byte = body[index]
+            if byte == UInt8(ascii: "\"") {
+                var end = index + 1
+                while end < body.count, body[end] != UInt8(ascii: "\"") {
+                    end += body[end] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                end = min(end + 1, body.count)
+                result += body[index..<end]
+                index = end
+            } else if byte == UInt8(ascii: "-") || isDigit(byte) {
+                var end = index + 1
+                while end < body.count, isDigit(body[end]) || "+-.eE".utf8.contains(body[end]) { end += 1 }
+                let token = Array(body[index..<end])
+                result += replacement(forNumber: token) ?? token
+                index = end
+            } else {
+                result.append(byte)
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// The stand-in for `token` if it is a JSON number (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`).
+    private static func replacement(forNumber token: [UInt8]) -> [UInt8]? {
+        var index = token.first == UInt8(ascii: "-") ? 1 : 0
+        func digits() -> Int {
+            let start = index
+            while index < token.count, isDigit(token[index]) { index += 1 }
+            return index - start
+        }
+        let whole = index
+        let wholeDigits = digits()
+        guard wholeDigits > 0, wholeDigits == 1 || token[whole] != UInt8(ascii: "0") else { return nil }
+        var isInteger = true
+        if index < token.count, token[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return nil }
+            isInteger = false
+        }
+        if index < token.count, token[index] == UInt8(ascii: "e") || token[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < token.count, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return nil }
+            isInteger = false
+        }
+        guard index == token.count else { return nil }
+        if !isInteger { return Array("0.5".utf8) }
+        return token[whole] == UInt8(ascii: "0") ? Array("0".utf8) : Array("1".utf8)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
     /// How many times `"success"` stands in `body` as a member name of the outermost object:
     /// a string at depth 1 (inside the first `{`, outside any nested `{` or `[`) followed, after
