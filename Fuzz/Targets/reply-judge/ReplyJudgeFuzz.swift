@@ -125,7 +125,9 @@ enum ReplyJudgeFuzz {
         }
         if index < token.count, token[index] == UInt8(ascii: "e") || token[index] == UInt8(ascii: "E") {
             index += 1
-            if index < token.count, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") { index += 1 }
+            if index < token.count, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() > 0 else { return nil }
             isInteger = false
         }
