@@ -194,12 +194,15 @@ check "journal: STOP_REASON names OnRestart=end" \
 x rm -f $CONFD/30-onrestart.conf
 x systemctl reload $U
 
-# ------------- a restart the next process would not survive (invalid configuration) is a stop run
+# ------------- a restart the next process would not survive (invalid configuration, and no last good
+# one saved to fall back on) is a stop run. With the last good configuration the restart hands over:
+# 38-no-accidental-logout.
 srv_reset
 KEYS=$(new_keys ok- 5)
 IDS=$(register "$KEYS" next-start)
 srv_expect "$KEYS"
 x sh -c "printf '[Stop]\nBudgetSec=never\n' > $CONFD/30-next.conf"
+x rm -f $STATE/last-good-configuration.json
 C7=$(cursor)
 x systemctl restart $U 2>/dev/null; restart_rc=$?
 check "systemctl restart with a configuration the new process refuses fails (rc $restart_rc)" test "$restart_rc" -ne 0
