@@ -10,7 +10,8 @@ import PackageDescription
 /// - C shims: `CSystemd` (libsystemd: notify, journal, D-Bus, socket activation), `CCurl`
 ///   (libcurl's multi interface, dlopened on first use), `CEarlySignals` (the executable's
 ///   signal mask before main), `CEpoll` (epoll's header), `CProcessSecrecy` (no core dumps of
-///   the daemon's memory, which holds keys), `CVersion` (a package build's version).
+///   the daemon's memory, which holds keys), `CSealing` (AES-256-GCM from libcrypto: the store's
+///   keys sealed at rest), `CVersion` (a package build's version).
 /// - `Basics`: system errors, file reading, accounts, socket addresses, durations and text for
 ///   people. `JSON`: the strict reader and the writer.
 /// - `EventLoop`: epoll, timers, the monotonic clock; knows nothing of sessions or HTTP.
@@ -71,6 +72,12 @@ let package = Package(
             // No libcurl: the shim dlopens it on first use (see ccurl.h). dlopen is in libc
             // itself since glibc 2.34; link "dl" as well for an older glibc.
         ),
+        // AES-256-GCM from libcrypto (OpenSSL): the store's session keys sealed at rest.
+        .target(
+            name: "CSealing",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         // The version a package build asks for (scripts/package.sh --version), else none.
         .target(
             name: "CVersion",
@@ -81,7 +88,7 @@ let package = Package(
         library("Basics", []),
         library("JSON", []),
         library("EventLoop", ["CEpoll", "Basics"]),
-        library("Sessions", ["Basics"]),
+        library("Sessions", ["CSealing", "Basics"]),
         library("Vocabulary", ["CVersion", "Basics", "Sessions"]),
         library("Configuration", ["Basics", "Vocabulary"]),
         library("Journal", ["CSystemd", "Basics", "EventLoop", "Sessions", "Vocabulary"]),

@@ -31,7 +31,7 @@ if [ $build = 1 ] || [ -z "$deb" ]; then
     # the package tools — dpkg-buildpackage also wants build-essential —, scdoc for the man pages).
     toolchain=(binutils gcc git libcurl4-openssl-dev libedit-dev libicu-dev libncurses-dev libpython3-dev
         libsqlite3-dev libstdc++-12-dev libxml2-dev pkg-config tzdata uuid-dev)
-    project=(libsystemd-dev ca-certificates build-essential debhelper dpkg-dev python3 scdoc)
+    project=(libsystemd-dev libssl-dev ca-certificates build-essential debhelper dpkg-dev python3 scdoc)
     missing=()
     for p in "${toolchain[@]}" "${project[@]}"; do
         [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

@@ -16,7 +16,7 @@ fi
 # iproute2, iptables, libnetfilter-queue-dev: the benchmark's network namespace and delayer.
 # dbus-daemon, python3-dbus, python3-gi: the private bus and the fake logind of the sleep tests.
 # debhelper, dpkg-dev, lintian, scdoc: the Debian package the system tests install.
-packages=(libsystemd-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc
+packages=(libsystemd-dev libssl-dev libcurl4-openssl-dev pkg-config python3 openssl curl ca-certificates gcc
     nginx-light tinyproxy iproute2 iptables libnetfilter-queue-dev dbus-daemon python3-dbus python3-gi)
 [ $system = 1 ] && packages+=(systemd-container mmdebstrap debhelper dpkg-dev lintian scdoc)
 missing=()

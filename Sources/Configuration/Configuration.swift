@@ -22,6 +22,8 @@ package struct Configuration: Sendable, Equatable {
     package var metrics = MetricsSettings()
     /// `[Sleep]`: what happens before the machine sleeps.
     package var sleep = SleepSettings()
+    /// `[Store]`: how the session store keeps keys at rest.
+    package var store = StoreSettings()
     /// `[Endpoint]` sections, in the order first defined.
     package var endpoints: [EndpointConfiguration] = []
 
@@ -90,6 +92,14 @@ package struct SleepSettings: Sendable, Equatable {
     /// `EndSessions=`: hold a logind delay lock for sleep and end every session before the
     /// machine sleeps (within logind's `InhibitDelayMaxSec=`); false (the default): sleep ends none.
     package var endSessions = false
+}
+
+/// `[Store]` settings.
+package struct StoreSettings: Sendable, Equatable {
+    /// `KeyCredential=`: a systemd credential holding the 32-byte key that seals session keys in
+    /// the store's files (AES-256-GCM); nil (the default): keys are stored in clear, protected by
+    /// the files' mode 0600 in a directory of mode 0700.
+    package var keyCredential: String?
 }
 
 /// `[Stop] OnRestart=`: what a restart of the unit does to the sessions.

@@ -10,7 +10,7 @@ import Vocabulary
 /// and the man page. Unknown keys are errors, so a typo never silently becomes a default.
 enum ConfigurationKeys {
     /// The sections there are.
-    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Sleep", "Endpoint"]
+    static let sectionNames = ["Stop", "Start", "Control", "Metrics", "Sleep", "Store", "Endpoint"]
 
     /// `[Stop]`.
     static let stop: [ConfigKey<StopSettings>] = [
@@ -43,6 +43,12 @@ enum ConfigurationKeys {
     /// `[Sleep]`.
     static let sleep: [ConfigKey<SleepSettings>] = [
         ConfigKey("EndSessions") { $0.endSessions = try $1.boolean() }
+    ]
+
+    /// `[Store]`.
+    static let store: [ConfigKey<StoreSettings>] = [
+        // Issue 26: session keys sealed at rest with a key from a credential (never a file's text).
+        ConfigKey("KeyCredential") { $0.keyCredential = try credentialName($1) }
     ]
 
     /// `[Control]`.

@@ -99,6 +99,7 @@ package enum ConfigurationLoader {
         var control = ConfigSectionSettings(ControlSettings())
         var metrics = ConfigSectionSettings(MetricsSettings())
         var sleep = ConfigSectionSettings(SleepSettings())
+        var store = ConfigSectionSettings(StoreSettings())
         var endpoints: [ConfigSectionSettings<EndpointConfiguration>] = []
 
         mutating func add(_ section: ConfigSection, problems: inout [ConfigurationProblem]) {
@@ -108,6 +109,7 @@ package enum ConfigurationLoader {
             case "Control": control.apply(section, ConfigurationKeys.control, problems: &problems)
             case "Metrics": metrics.apply(section, ConfigurationKeys.metrics, problems: &problems)
             case "Sleep": sleep.apply(section, ConfigurationKeys.sleep, problems: &problems)
+            case "Store": store.apply(section, ConfigurationKeys.store, problems: &problems)
             case "Endpoint":
                 var endpoint = ConfigSectionSettings(EndpointConfiguration(name: "", url: ""), section: section)
                 endpoint.apply(section, ConfigurationKeys.endpoint, problems: &problems)
@@ -125,7 +127,7 @@ package enum ConfigurationLoader {
                     ConfigurationProblem(
                         file: section.file, line: section.line,
                         "unknown section" + (suggestion.map { " (did you mean [\($0)]?)" } ?? "")
-                            + " (expected [Stop], [Start], [Control], [Metrics], [Sleep] or [Endpoint])"))
+                            + " (expected [Stop], [Start], [Control], [Metrics], [Sleep], [Store] or [Endpoint])"))
             }
         }
 
@@ -137,6 +139,7 @@ package enum ConfigurationLoader {
             for (key, item) in control.assigned { origins["Control.\(key)"] = item }
             for (key, item) in metrics.assigned { origins["Metrics.\(key)"] = item }
             for (key, item) in sleep.assigned { origins["Sleep.\(key)"] = item }
+            for (key, item) in store.assigned { origins["Store.\(key)"] = item }
             for endpoint in endpoints {
                 for (key, item) in endpoint.assigned { origins["Endpoint.\(endpoint.settings.name).\(key)"] = item }
             }
@@ -150,6 +153,7 @@ package enum ConfigurationLoader {
             configuration.control = control.settings
             configuration.metrics = metrics.settings
             configuration.sleep = sleep.settings
+            configuration.store = store.settings
             problems += ConfigurationKeys.check(stop)
             for endpoint in endpoints {
                 let found = ConfigurationKeys.check(endpoint)

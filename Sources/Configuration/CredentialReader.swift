@@ -30,6 +30,46 @@ package enum CredentialReader {
         }
     }
 
+    /// What the unit's `SetCredential=` hands over when the file of a `LoadCredentialEncrypted=`
+    /// of the same name is missing (systemd then uses it instead of failing the unit, so the daemon
+    /// can say what is wrong).
+    package static let missingFileStandIn = "store-key-file-missing"
+
+    /// The key in credential `name`: exactly `byteCount` raw bytes (the store's key:
+    /// `[Store] KeyCredential=`). Errors name the credential's file and what was wrong with it —
+    /// its size, never its bytes.
+    package static func key(named name: String, in directory: String?, byteCount: Int) throws(ConfigurationError)
+        -> [UInt8]
+    {
+        guard let directory else {
+            throw ConfigurationError(
+                file: "", line: 0,
+                "credential '\(name)' is needed but $CREDENTIALS_DIRECTORY is unset (add "
+                    + "LoadCredentialEncrypted=\(name):PATH to the unit)")
+        }
+        let path = directory + "/" + name
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReading.contents(of: path, limit: 4096)
+        } catch {
+            throw ConfigurationError(file: path, line: 0, "cannot read credential '\(name)': \(error)")
+        }
+        guard !bytes.isEmpty, bytes != Array(missingFileStandIn.utf8) else {
+            throw ConfigurationError(
+                file: path, line: 0,
+                "credential '\(name)' is \(bytes.isEmpty ? "empty" : "the unit's stand-in for a missing file"): "
+                    + "the file the unit's LoadCredentialEncrypted=\(name): names is missing; create it as "
+                    + "session-cleanup.conf(5) says under [Store]")
+        }
+        guard bytes.count == byteCount else {
+            throw ConfigurationError(
+                file: path, line: 0,
+                "credential '\(name)' must hold exactly \(byteCount) random bytes (it holds \(bytes.count)); make one with: head -c \(byteCount) /dev/urandom"
+            )
+        }
+        return bytes
+    }
+
     /// The PEM text in credential `name` (mutual TLS): a certificate chain (`.certificate`) or an
     /// unencrypted private key (`.privateKey`). Errors name the credential, never its contents.
     package static func pem(named name: String, in directory: String?, holding kind: PEMKind)

@@ -133,7 +133,9 @@ package final class Daemon {
                 [JournalField(.configFile, configuration.files.joined(separator: " "))]))
         try CoreDumpExclusion.apply()  // before the store brings its keys into memory
         try DaemonPaths.makeDirectory(paths.stateDirectory)
-        let committer = try StoreCommitter(directory: paths.stateDirectory, loop: loop, journal: journal)
+        let storeKey = try StoreKeyCredential.load(configuration.current.store, from: paths.credentialsDirectory)
+        let committer = try StoreCommitter(
+            directory: paths.stateDirectory, storeKey: storeKey, loop: loop, journal: journal)
         if committer.store.readOnlyCause == nil {
             try InterruptedStopRun.recover(committer, journal: journal)
             InterruptedStopRun.reserveSpace(in: committer.store, journal: journal)

@@ -26,6 +26,10 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
         case syncFailed
         /// The store was closed.
         case closed
+        /// The files hold sealed session keys and no store key was given.
+        case storeKeyMissing
+        /// The files hold sealed session keys and none opens under the store key given.
+        case storeKeyRejected
         /// The store was opened read-only (its directory cannot be written): it holds what is
         /// stored and accepts nothing new.
         case readOnly

@@ -63,6 +63,7 @@ enum CheckConfigVerb: Verb {
                     + "\(HumanText.duration(microseconds: stop.minimumRequest.microseconds)), at most "
                     + "\(HumanText.count(stop.maxConcurrentRequests, "concurrent request")), "
                     + HumanText.count(stop.maxAttempts, "attempt"))
+            print(storeLine(configuration.store))
             for endpoint in configuration.endpoints {
                 print(
                     "  [Endpoint] \(endpoint.name): \(endpoint.method) \(endpoint.url), timeout "
@@ -77,6 +78,15 @@ enum CheckConfigVerb: Verb {
             printError("session-cleanup: configuration invalid: \(HumanText.count(count, "problem"))")
             return .configurationInvalid
         }
+    }
+
+    /// How the store keeps session keys at rest.
+    static func storeLine(_ store: StoreSettings) -> String {
+        guard let name = store.keyCredential else {
+            return "  [Store] session keys stored in clear, protected by the files' mode 0600 in a 0700 directory "
+                + "(KeyCredential= seals them)"
+        }
+        return "  [Store] session keys sealed (AES-256-GCM) with the key in credential '\(name)'"
     }
 
     /// What to do when nothing can be registered yet: where an `[Endpoint]` goes, and how to apply it.

@@ -3,6 +3,7 @@ import Daemon
 import EventLoop
 import Glibc
 import Journal
+import Sessions
 import Systemd
 
 /// `session-cleanup daemon`: blocks the signals first, loads the configuration, runs.
@@ -22,6 +23,15 @@ enum DaemonVerb: Verb {
             "session-cleanup daemon --config ./test.conf",
             "session-cleanup --user daemon            # your own daemon in the foreground",
         ])
+
+    /// Whether a failed start was the store's key: its credential missing or malformed, or the
+    /// store holding sealed keys that the configured key (or none) cannot open — exit 78, a
+    /// configuration to fix, not a fault of the host.
+    static func isStoreKeyRefusal(_ error: any Error) -> Bool {
+        if let error = error as? ConfigurationError { return DaemonConfigurationLoader.isStoreKeyProblem(error) }
+        guard let error = error as? StoreError else { return false }
+        return error.kind == .storeKeyMissing || error.kind == .storeKeyRejected
+    }
 
     /// How long a failed start waits for systemd and the journal to take its last words.
     static let failureFlush: Duration = .seconds(1)
@@ -50,7 +60,15 @@ enum DaemonVerb: Verb {
             (configuration, files) = try DaemonConfigurationLoader.load(paths)
         } catch {
             // Invalid files must not leave the stored sessions without a daemon: run, loudly, on
-            // the last configuration that loaded (none: exit 78 as before).
+            // the last configuration that loaded (none: exit 78 as before). Not when the store's
+            // key credential is missing: the last good configuration might write keys in clear.
+            if DaemonConfigurationLoader.isStoreKeyProblem(error) {
+                return failed(
+                    JournalEntry(
+                        .configInvalid, "Invalid configuration, not starting: \(error)",
+                        [JournalField(.error, error.description)]),
+                    [.status("Invalid configuration: \(error.summary)"), .errno(22)], .configurationInvalid)
+            }
             do {
                 let fallback = try LastGoodConfiguration.load(paths)
                 (configuration, files) = (fallback.configuration, fallback.files)
@@ -89,7 +107,8 @@ enum DaemonVerb: Verb {
                 ? " (the system daemon's paths; your own daemon: session-cleanup --user daemon)" : ""
             return failed(
                 JournalEntry(.startFailed, "Start-up failed: \(error)\(hint)", [JournalField(.error, "\(error)")]),
-                [.status("Start-up failed: \(error)")], .startFailed)
+                [.status("Start-up failed: \(error)")],
+                Self.isStoreKeyRefusal(error) ? .configurationInvalid : .startFailed)
         }
         let status = try daemon.run()
         // The store is closed and the journal flushed: exit now rather than tear down the

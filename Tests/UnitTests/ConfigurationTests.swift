@@ -148,7 +148,7 @@ final class ConfigurationTests: XCTestCase {
                 [
                     "main.conf:2: unknown key in [Stop] (did you mean BudgetSec=?)",
                     "main.conf:3: invalid MaxAttempts=: expected an integer from 1 to 100",
-                    "main.conf:4: unknown section (did you mean [Stop]?) (expected [Stop], [Start], [Control], [Metrics], [Sleep] or [Endpoint])",
+                    "main.conf:4: unknown section (did you mean [Stop]?) (expected [Stop], [Start], [Control], [Metrics], [Sleep], [Store] or [Endpoint])",
                     "main.conf:5: expected Key=value or [Section]",
                     "10-a.conf:1: [Endpoint] 'a' has no URL=",
                     "10-a.conf:3: [Endpoint] has no Name=",

@@ -4,7 +4,9 @@ import Configuration
 /// ``ConfigurationLoader``), what the runtime libcurl cannot do (``LibcurlSupportCheck``), then
 /// what only the daemon, inside its unit, can check — that every `TokenCredential=`,
 /// `ClientCredential=` and `ProxyCredential=` is in `$CREDENTIALS_DIRECTORY`. A credential the unit does not load would
-/// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed.
+/// otherwise fail every call to that endpoint, at shutdown, when nothing can be fixed. And that
+/// `[Store] KeyCredential=` is there and holds a key: without it the store could not be read
+/// (or would be written in clear), so that problem never falls back to the last good configuration.
 package enum DaemonConfigurationLoader {
     /// Loads and checks; throws the first problem of the files, or every missing credential.
     package static func load(_ paths: DaemonPaths) throws(ConfigurationError) -> (Configuration, [String]) {
@@ -56,7 +58,16 @@ package enum DaemonConfigurationLoader {
                 }
             }
         }
-        guard !problems.isEmpty else { return }
-        throw ConfigurationError(file: "", line: 0, problems.joined(separator: "; "))
+        var found = problems.isEmpty ? [] : [ConfigurationProblem(file: "", line: 0, problems.joined(separator: "; "))]
+        if let problem = StoreKeyCredential.problem(of: configuration.store, in: directory) { found.append(problem) }
+        guard !found.isEmpty else { return }
+        throw ConfigurationError(found)
+    }
+
+    /// Whether `error` says the store's key credential is missing or malformed: the daemon then
+    /// refuses to start rather than run on the last good configuration (which might store keys
+    /// in clear, or not read a sealed store).
+    package static func isStoreKeyProblem(_ error: ConfigurationError) -> Bool {
+        error.problems.contains { $0.message.hasPrefix(StoreKeyCredential.problemPrefix) }
     }
 }

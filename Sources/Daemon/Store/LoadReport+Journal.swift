@@ -21,7 +21,10 @@ extension LoadReport {
         entries.append(
             JournalEntry(
                 .storeLoaded,
-                "Session store loaded: \(HumanText.count(sessionCount, "session")) in \(durationMicroseconds / 1000) ms",
+                "Session store loaded: \(HumanText.count(sessionCount, "session")) in \(durationMicroseconds / 1000) ms"
+                    + (keysSealed
+                        ? "; it held session keys in clear: rewrote it with the keys of "
+                            + "\(HumanText.count(sessionCount, "session")) sealed, the clear files retired" : ""),
                 [
                     JournalField(.sessionsTotal, sessionCount),
                     JournalField(.durationUsec, durationMicroseconds),

@@ -40,14 +40,15 @@ final class StoreCommitter {
     private let failures: StoreFailureJournal
 
     /// Opens the store for writing, or read-only when the directory cannot be written.
-    private static func open(_ directory: String) throws(StoreError) -> (SessionStore, LoadReport) {
+    private static func open(_ directory: String, storeKey: StoreKey?) throws(StoreError) -> (SessionStore, LoadReport)
+    {
         do {
-            return try SessionStore.open(directory: directory)
+            return try SessionStore.open(directory: directory, storeKey: storeKey)
         } catch {
             // Only a directory that cannot be written, not damage or a lock.
             let code = error.errnoCode
             guard error.kind == .io, code == EROFS || code == EACCES || code == EPERM else { throw error }
-            return try SessionStore.openReadOnly(directory: directory, cause: error)
+            return try SessionStore.openReadOnly(directory: directory, cause: error, storeKey: storeKey)
         }
     }
     private var isClosed = false
@@ -59,8 +60,9 @@ final class StoreCommitter {
     /// read-only file system, or one this user may not write) is opened read-only: the daemon
     /// runs degraded (``SessionStore/readOnlyCause``) rather than leave the stored sessions
     /// without anyone to end them.
-    init(directory: String, loop: EventLoop, journal: any JournalSink) throws {
-        let (store, report) = try Self.open(directory)
+    /// `storeKey` seals the session keys in the files (nil: they are stored in clear).
+    init(directory: String, storeKey: StoreKey? = nil, loop: EventLoop, journal: any JournalSink) throws {
+        let (store, report) = try Self.open(directory, storeKey: storeKey)
         self.store = store
         self.loop = loop
         self.journal = journal

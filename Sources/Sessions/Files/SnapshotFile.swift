@@ -5,15 +5,17 @@ enum SnapshotFile {
     static let name = StoreFormat.snapshotFileName
     static let pieceBytes = 1 << 20
 
-    /// Replaces the snapshot with `sessions` as of commit `lastSequence`; returns its size.
+    /// Replaces the snapshot with `sessions` as of commit `lastSequence`, their keys sealed with
+    /// `storeKey` if there is one; returns its size.
     static func write(
-        _ sessions: FrozenSessions, lastSequence: UInt64, in directory: StoreDirectory,
+        _ sessions: FrozenSessions, lastSequence: UInt64, in directory: StoreDirectory, sealingWith storeKey: StoreKey?,
         isCancelled: () -> Bool = { false }
     ) throws(StoreError) -> Int {
         var size = 0
         _ = try directory.replaceAtomically(name) { f throws(StoreError) in
             var encoder = SnapshotEncoder(
-                lastSequence: lastSequence, sessionCount: sessions.count, createdAt: StoreClock.wallMicroseconds())
+                lastSequence: lastSequence, sessionCount: sessions.count, createdAt: StoreClock.wallMicroseconds(),
+                sealingWith: storeKey)
             encoder.bytes.reserveCapacity(pieceBytes + (64 << 10))
             for session in sessions {
                 encoder.append(session)

@@ -11,10 +11,13 @@ struct SnapshotEncoder {
     private let lastSequence: UInt64
     private let sessionCount: Int
     private var written = 0
+    private let storeKey: StoreKey?
 
-    /// Starts a snapshot of `sessionCount` sessions containing every commit up to `lastSequence`.
-    init(lastSequence: UInt64, sessionCount: Int, createdAt: UInt64) {
+    /// Starts a snapshot of `sessionCount` sessions containing every commit up to `lastSequence`,
+    /// their keys sealed with `storeKey` if there is one.
+    init(lastSequence: UInt64, sessionCount: Int, createdAt: UInt64, sealingWith storeKey: StoreKey? = nil) {
         self.lastSequence = lastSequence
+        self.storeKey = storeKey
         self.sessionCount = sessionCount
         let header = SnapshotHeader(
             formatVersion: StoreFormat.version, lastSequence: lastSequence, sessionCount: UInt64(sessionCount),
@@ -24,7 +27,8 @@ struct SnapshotEncoder {
 
     /// Appends one session's frame.
     mutating func append(_ session: Session) {
-        StoreFrame.append(stamp: lastSequence, record: .register(session), to: &bytes, scratch: &scratch)
+        StoreFrame.append(
+            stamp: lastSequence, record: .register(session), to: &bytes, scratch: &scratch, sealingWith: storeKey)
         written += 1
     }
 
@@ -36,9 +40,11 @@ struct SnapshotEncoder {
     }
 
     /// A whole snapshot in memory (small stores, recovery, tests).
-    static func encode<S: Sequence>(_ sessions: S, count: Int, lastSequence: UInt64, createdAt: UInt64) -> [UInt8]
-    where S.Element == Session {
-        var encoder = SnapshotEncoder(lastSequence: lastSequence, sessionCount: count, createdAt: createdAt)
+    static func encode<S: Sequence>(
+        _ sessions: S, count: Int, lastSequence: UInt64, createdAt: UInt64, sealingWith storeKey: StoreKey? = nil
+    ) -> [UInt8] where S.Element == Session {
+        var encoder = SnapshotEncoder(
+            lastSequence: lastSequence, sessionCount: count, createdAt: createdAt, sealingWith: storeKey)
         encoder.bytes.reserveCapacity(count * 160 + 128)
         for s in sessions { encoder.append(s) }
         encoder.finish()

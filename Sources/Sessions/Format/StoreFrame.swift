@@ -58,17 +58,30 @@ enum StoreFrame {
         var recordsEnd: Int
     }
 
-    /// Decodes the records of a frame that `check` accepted, handing each to `body` in order.
+    /// Decodes the records of a frame that `check` accepted, handing each to `body` in order;
+    /// sealed keys stay unopened (their records are skipped).
     static func forEachRecord(
         _ buf: UnsafeRawBufferPointer, _ frame: Scanned, _ body: (StoreRecord) -> Void
+    ) throws(DecodeError) {
+        var tally = KeyTally()
+        try forEachRecord(buf, frame, opening: nil, tally: &tally, body)
+    }
+
+    /// Decodes the records of a frame that `check` accepted, opening sealed keys with
+    /// `storeKey`, handing each record to `body` in order. A register record whose sealed key
+    /// does not open is not handed on: `tally` notes it, and its frame's other records go on.
+    static func forEachRecord(
+        _ buf: UnsafeRawBufferPointer, _ frame: Scanned, opening storeKey: StoreKey?, tally: inout KeyTally,
+        _ body: (StoreRecord) -> Void
     ) throws(DecodeError) {
         var r = ByteReader(buf, offset: frame.recordsStart, end: frame.recordsEnd)
         for _ in 0..<frame.recordCount {
             let start = r.offset
-            guard case .record(let rec) = try StoreRecord.decode(&r) else {
-                throw DecodeError(offset: start, reason: "unknown record tag")
+            switch try StoreRecord.decode(&r, opening: storeKey, tally: &tally) {
+            case .record(let rec): body(rec)
+            case .unopenable: continue
+            case .unknownTag: throw DecodeError(offset: start, reason: "unknown record tag")
             }
-            body(rec)
         }
     }
 
@@ -212,10 +225,13 @@ enum StoreFrame {
 }
 
 extension StoreFrame {
-    /// Appends one frame holding the single record `record`.
-    static func append(stamp: UInt64, record: StoreRecord, to out: inout [UInt8], scratch: inout ByteWriter) {
+    /// Appends one frame holding the single record `record` (a key sealed with `storeKey`, if any).
+    static func append(
+        stamp: UInt64, record: StoreRecord, to out: inout [UInt8], scratch: inout ByteWriter,
+        sealingWith storeKey: StoreKey? = nil
+    ) {
         scratch.bytes.removeAll(keepingCapacity: true)
-        record.encode(into: &scratch)
+        record.encode(into: &scratch, sealingWith: storeKey)
         scratch.bytes.withUnsafeBytes { append(stamp: stamp, recordCount: 1, records: $0, to: &out) }
     }
 

@@ -38,6 +38,9 @@ enum StoreRecord: Equatable, Sendable {
     case logHeader(LogHeader)
 
     static let registerTag: UInt8 = 0x01
+    /// A register record whose key is sealed (docs/store-format.md, "Sealed keys"): written
+    /// instead of ``registerTag`` when the store has a ``StoreKey``.
+    static let sealedRegisterTag: UInt8 = 0x04
     static let removeTag: UInt8 = 0x02
     static let outcomeTag: UInt8 = 0x03
     /// Format 1's snapshot header: version u32 | count u64 | createdAt u64.
@@ -48,11 +51,12 @@ enum StoreRecord: Equatable, Sendable {
     static let snapshotHeaderTag: UInt8 = 0x12
     static let logHeaderTag: UInt8 = 0x13
 
-    func encode(into w: inout ByteWriter) {
+    /// Appends the record; a register record's key is sealed with `storeKey` when there is one.
+    func encode(into w: inout ByteWriter, sealingWith storeKey: StoreKey? = nil) {
         switch self {
         case .register(let s):
-            w.u8(Self.registerTag)
-            Self.encodeSession(s, into: &w)
+            w.u8(storeKey == nil ? Self.registerTag : Self.sealedRegisterTag)
+            Self.encodeSession(s, into: &w, sealingWith: storeKey)
         case .remove(let id):
             w.u8(Self.removeTag)
             w.u64(id.rawValue)
@@ -85,10 +89,21 @@ enum StoreRecord: Equatable, Sendable {
     }
 
     /// id u64 | key str | endpointCount varint | endpoints str* | ownerUID u32 | label opt-str |
-    /// registeredAt u64 | attempts zigzag | lastOutcome opt-str.
-    static func encodeSession(_ s: Session, into w: inout ByteWriter) {
+    /// registeredAt u64 | attempts zigzag | lastOutcome opt-str. With `storeKey`, the key's
+    /// bytes are sealed (nonce ‖ ciphertext ‖ tag, behind the same varint length).
+    static func encodeSession(_ s: Session, into w: inout ByteWriter, sealingWith storeKey: StoreKey? = nil) {
         w.u64(s.id.rawValue)
-        w.string(s.key.exposedSecret)
+        if let storeKey {
+            guard let sealed = SealedSessionKey.seal(s.key, id: s.id, tag: sealedRegisterTag, with: storeKey) else {
+                // getrandom(2) does not fail once the pool is initialised, nor AES-GCM in memory: a
+                // broken libcrypto. Never fall back to writing the key in clear.
+                fatalError("sealing session \(s.id)'s key failed (getrandom or libcrypto): not writing it in clear")
+            }
+            w.varint(UInt64(sealed.count))
+            w.bytes.append(contentsOf: sealed)
+        } else {
+            w.string(s.key.exposedSecret)
+        }
         w.varint(UInt64(s.endpoints.count))
         for e in s.endpoints { w.string(e) }
         w.u32(s.ownerUID)
@@ -101,6 +116,38 @@ enum StoreRecord: Equatable, Sendable {
     static func decodeSession(_ r: inout ByteReader) throws(DecodeError) -> Session {
         let id = SessionID(rawValue: try r.u64())
         let key = SessionKey(try r.string())
+        return try decodeSessionFields(&r, id: id, key: key)
+    }
+
+    /// A register record (`tag`: clear or sealed) after its type byte; nil for a sealed key that
+    /// does not open under `storeKey` (or with none), which `tally` notes with `recordOffset`.
+    static func decodeSession(
+        _ r: inout ByteReader, tag: UInt8, opening storeKey: StoreKey?, tally: inout KeyTally, recordOffset: Int
+    ) throws(DecodeError) -> Session? {
+        let id = SessionID(rawValue: try r.u64())
+        guard tag == sealedRegisterTag else {
+            tally.clear += 1
+            return try decodeSessionFields(&r, id: id, key: SessionKey(try r.string()))
+        }
+        let length = try r.length()
+        let sealed = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + length])
+        r.offset += length
+        let key = storeKey.flatMap { SealedSessionKey.open(sealed, id: id, tag: tag, with: $0) }
+        // The rest is read either way, so that the next record is found.
+        let session = try decodeSessionFields(&r, id: id, key: key ?? SessionKey(""))
+        guard key != nil else {
+            tally.unopenable.append((recordOffset, id))
+            tally.readWithoutKey = storeKey == nil
+            return nil
+        }
+        tally.opened += 1
+        return session
+    }
+
+    /// What follows the key: endpoints, owner, label, registration time, attempts, outcome.
+    private static func decodeSessionFields(_ r: inout ByteReader, id: SessionID, key: SessionKey)
+        throws(DecodeError) -> Session
+    {
         let countOffset = r.offset
         let count = try r.varint()
         // Each endpoint takes at least one byte, so a larger count is corrupt.
@@ -124,6 +171,8 @@ enum StoreRecord: Equatable, Sendable {
     enum Decoded {
         case record(StoreRecord)
         case unknownTag(UInt8)
+        /// A sealed register record whose key did not open (see ``KeyTally``).
+        case unopenable(SessionID)
     }
 
     /// Walks over one encoded record without allocating, checking every length against the
@@ -140,7 +189,7 @@ enum StoreRecord: Equatable, Sendable {
         }
         let tag = try r.u8()
         switch tag {
-        case registerTag:
+        case registerTag, sealedRegisterTag:
             _ = try r.u64()
             try skipString(&r)
             let countOffset = r.offset
@@ -174,10 +223,24 @@ enum StoreRecord: Equatable, Sendable {
         return (tag, true)
     }
 
+    /// Decodes a record without a store key (a sealed key is ``Decoded/unopenable(_:)``).
     static func decode(_ r: inout ByteReader) throws(DecodeError) -> Decoded {
+        var tally = KeyTally()
+        return try decode(&r, opening: nil, tally: &tally)
+    }
+
+    /// Decodes a record whose key, if sealed, is opened with `storeKey`; `tally` counts keys.
+    static func decode(_ r: inout ByteReader, opening storeKey: StoreKey?, tally: inout KeyTally)
+        throws(DecodeError) -> Decoded
+    {
+        let start = r.offset
         let tag = try r.u8()
         switch tag {
-        case registerTag: return .record(.register(try decodeSession(&r)))
+        case registerTag, sealedRegisterTag:
+            let session = try decodeSession(
+                &r, tag: tag, opening: storeKey, tally: &tally, recordOffset: start)
+            guard let session else { return .unopenable(tally.unopenable[tally.unopenable.count - 1].id) }
+            return .record(.register(session))
         case removeTag: return .record(.remove(SessionID(rawValue: try r.u64())))
         case outcomeTag:
             let id = SessionID(rawValue: try r.u64())

@@ -91,6 +91,9 @@ package struct LoadReport: Sendable, CustomStringConvertible {
     /// True when sequence numbers had reached absurd values (only a damaged or forged file gets
     /// there) and were renumbered from 0 by the rewrite.
     package var renumbered = false
+    /// True when the files held session keys in clear and were rewritten with every key
+    /// sealed (a store key was given): ``sessionCount`` keys are now sealed.
+    package var keysSealed = false
     /// Wall-clock time spent in `open`, in microseconds.
     package var durationMicroseconds: UInt64 = 0
 
@@ -106,6 +109,7 @@ package struct LoadReport: Sendable, CustomStringConvertible {
         ]
         if createdNewStore { lines.append("created a new, empty store") }
         if let convertedFromFormat { lines.append("converted from format \(convertedFromFormat)") }
+        if keysSealed { lines.append("sealed the keys of \(sessionCount) sessions stored in clear") }
         if renumbered { lines.append("commit sequence numbers renumbered from 0") }
         if droppedTailBytes > 0 { lines.append("cleared \(droppedTailBytes) bytes of torn or cut log tail") }
         if orphanRecords > 0 { lines.append("\(orphanRecords) records referred to unknown sessions") }

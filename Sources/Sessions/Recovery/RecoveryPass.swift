@@ -4,6 +4,12 @@
 struct RecoveryPass {
     /// The files' paths, for messages.
     let paths: StoreRecovery.Paths
+    /// The key sealed session keys are opened with; nil: none configured.
+    let storeKey: StoreKey?
+    /// The session keys the snapshot's records held (``StoreRecovery`` settles them).
+    var snapshotKeys = KeyTally()
+    /// The session keys the log's applied records held.
+    var logKeys = KeyTally()
     /// What the pass has found so far.
     var state = RecoveredStore()
     /// The snapshot's format version, when it says.
@@ -24,11 +30,15 @@ struct RecoveryPass {
     }
 
     /// A pass over the files at `paths`.
-    init(paths: StoreRecovery.Paths) { self.paths = paths }
+    init(paths: StoreRecovery.Paths, storeKey: StoreKey? = nil) {
+        self.paths = paths
+        self.storeKey = storeKey
+    }
 
     /// Reads the snapshot into the table; throws for a newer format.
     mutating func readSnapshot(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> SnapshotContents {
-        let contents = SnapshotReader.read(bytes, into: &state.table)
+        let contents = SnapshotReader.read(bytes, into: &state.table, opening: storeKey)
+        snapshotKeys = contents.keys
         if let u = contents.unknownTag { throw Self.unsupported(paths.snapshot, offset: u.offset, tag: u.tag) }
         if let version = contents.formatVersion, version > StoreFormat.version {
             throw Self.newerFormat(paths.snapshot, version)
@@ -186,7 +196,8 @@ struct RecoveryPass {
         var lastRecord: [SessionID: StoreRecord] = [:]
         var lastRegistered: [SessionID: Session] = [:]
         for frame in frames {
-            try? StoreFrame.forEachRecord(raw, frame) { record in
+            var ignored = KeyTally()  // counted when the frames are applied
+            try? StoreFrame.forEachRecord(raw, frame, opening: storeKey, tally: &ignored) { record in
                 switch record {
                 case .register(let s):
                     lastRecord[s.id] = record
@@ -232,7 +243,9 @@ struct RecoveryPass {
     /// Applies one intact frame's records to the table.
     mutating func applyFrame(_ raw: UnsafeRawBufferPointer, _ frame: StoreFrame.Scanned) {
         do throws(DecodeError) {
-            try StoreFrame.forEachRecord(raw, frame) { record in
+            var keys = logKeys  // not `&logKeys`: the closure below uses self
+            defer { logKeys = keys }
+            try StoreFrame.forEachRecord(raw, frame, opening: storeKey, tally: &keys) { record in
                 if StoreRecovery.apply(record, to: &state.table) {
                     state.report.logRecordsApplied += 1
                 } else {

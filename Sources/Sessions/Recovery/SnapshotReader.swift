@@ -18,6 +18,8 @@ struct SnapshotContents {
     var damage: [StoreFrame.Damage] = []
     /// A record type this version does not know: the file was written by a newer version.
     var unknownTag: (offset: Int, tag: UInt8)?
+    /// The session keys its register records held: clear, sealed and opened, sealed and not.
+    var keys = KeyTally()
 
     var isIntact: Bool { reasons.isEmpty }
 }
@@ -26,9 +28,13 @@ struct SnapshotContents {
 enum SnapshotReader {
     /// Adds every session of `raw`'s intact frames to `table` and describes what was wrong. One
     /// pass, frame by frame, so that reading a snapshot of many sessions allocates nothing but
-    /// the sessions themselves.
-    static func read(_ raw: UnsafeRawBufferPointer, into table: inout SessionTable) -> SnapshotContents {
+    /// the sessions themselves. Sealed keys are opened with `storeKey`; a session whose key does
+    /// not open is left out, and the snapshot is then not intact.
+    static func read(_ raw: UnsafeRawBufferPointer, into table: inout SessionTable, opening storeKey: StoreKey? = nil)
+        -> SnapshotContents
+    {
         var read = SnapshotContents()
+        var keys = KeyTally()
         var index = 0
         var endCount: UInt64?
         var endFrame: (index: Int, closesFile: Bool)?
@@ -50,7 +56,7 @@ enum SnapshotReader {
                     "frame \(index) at byte \(frame.offset) is stamped \(frame.stamp), the snapshot \(stamp)")
             }
             do throws(DecodeError) {
-                try StoreFrame.forEachRecord(raw, frame) { record in
+                try StoreFrame.forEachRecord(raw, frame, opening: storeKey, tally: &keys) { record in
                     switch record {
                     case .register(let s):
                         table.upsert(s)
@@ -69,6 +75,13 @@ enum SnapshotReader {
             }
         }
         read.damage = scan.damage
+        read.keys = keys
+        if let first = keys.unopenable.first {
+            read.reasons.append(
+                "\(keys.unopenable.count) sealed keys "
+                    + (keys.readWithoutKey ? "read without a store key" : "do not authenticate under the store key")
+                    + " (the first: session \(first.id) at byte \(first.offset)); those sessions left out")
+        }
         if let u = scan.unknownTag {
             read.unknownTag = u
             return read

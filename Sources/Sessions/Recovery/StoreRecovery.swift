@@ -10,17 +10,23 @@ enum StoreRecovery {
     }
 
     /// Throws only when a file was written by a newer format: nothing is changed then.
-    static func recover(snapshot: [UInt8]?, log: [UInt8]?, paths: Paths) throws(StoreError) -> RecoveredStore {
+    static func recover(snapshot: [UInt8]?, log: [UInt8]?, paths: Paths, storeKey: StoreKey? = nil)
+        throws(StoreError) -> RecoveredStore
+    {
         try snapshot.withOptionalBytes { s throws(StoreError) in
-            try log.withOptionalBytes { l throws(StoreError) in try recover(mapped: s, log: l, paths: paths) }
+            try log.withOptionalBytes { l throws(StoreError) in
+                try recover(mapped: s, log: l, paths: paths, storeKey: storeKey)
+            }
         }
     }
 
-    /// Throws only when a file was written by a newer format: nothing is changed then.
-    static func recover(mapped snapshot: UnsafeRawBufferPointer?, log: UnsafeRawBufferPointer?, paths: Paths)
-        throws(StoreError) -> RecoveredStore
-    {
-        var recovery = RecoveryPass(paths: paths)
+    /// Throws when a file was written by a newer format, or when its sealed session keys cannot
+    /// be opened with `storeKey` (none given, or the wrong one): nothing is changed then.
+    static func recover(
+        mapped snapshot: UnsafeRawBufferPointer?, log: UnsafeRawBufferPointer?, paths: Paths,
+        storeKey: StoreKey? = nil
+    ) throws(StoreError) -> RecoveredStore {
+        var recovery = RecoveryPass(paths: paths, storeKey: storeKey)
         guard snapshot != nil || !(log?.isEmpty ?? true) else {
             recovery.state.report.createdNewStore = true
             recovery.state.plan.rewrite = true
@@ -33,6 +39,7 @@ enum StoreRecovery {
         } else {
             recovery.logMissing(snapshot: snapshotContents)
         }
+        try recovery.settleKeys()
         recovery.finish()
         return recovery.state
     }

@@ -48,8 +48,14 @@ struct CommitQueue {
     private var runRetryAt: UInt64 = 0
     private var runRetryDelay: UInt64 = 0
 
-    /// A queue whose next commit follows `lastSequence`.
-    init(lastSequence: UInt64) { self.lastSequence = lastSequence }
+    /// What register records' keys are sealed with; nil: they are stored in clear.
+    let storeKey: StoreKey?
+
+    /// A queue whose next commit follows `lastSequence`, sealing keys with `storeKey`.
+    init(lastSequence: UInt64, storeKey: StoreKey? = nil) {
+        self.lastSequence = lastSequence
+        self.storeKey = storeKey
+    }
 
     /// True while changes are staged or being written.
     var hasUnsavedChanges: Bool { inFlight != nil || !stagedRuns.isEmpty || !stagedClients.isEmpty }
@@ -69,7 +75,7 @@ struct CommitQueue {
 
     /// Stages a run result.
     mutating func stage(_ record: StoreRecord, isRemoval: Bool) {
-        stagedRuns.append(record, isRemoval: isRemoval)
+        stagedRuns.append(record, isRemoval: isRemoval, sealingWith: storeKey)
     }
 
     /// Stages a client change.

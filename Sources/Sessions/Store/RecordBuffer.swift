@@ -14,9 +14,10 @@ struct RecordBuffer {
     /// Number of records.
     var count: Int { ends.count }
 
-    /// Encodes `record` at the end; `isRemoval` when it removes a session.
-    mutating func append(_ record: StoreRecord, isRemoval: Bool) {
-        record.encode(into: &writer)
+    /// Encodes `record` at the end, a key sealed with `storeKey` if there is one; `isRemoval`
+    /// when it removes a session.
+    mutating func append(_ record: StoreRecord, isRemoval: Bool, sealingWith storeKey: StoreKey? = nil) {
+        record.encode(into: &writer, sealingWith: storeKey)
         noteEnd(isRemoval: isRemoval)
     }
 

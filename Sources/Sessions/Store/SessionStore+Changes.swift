@@ -13,7 +13,7 @@ extension SessionStore {
                 kind: .duplicateSession, message: "session \(session.id) is already registered in \(directoryPath)")
         }
         var w = ByteWriter()
-        StoreRecord.register(session).encode(into: &w)
+        StoreRecord.register(session).encode(into: &w, sealingWith: storeKey)
         guard w.bytes.count <= StoreFormat.maxEncodedSessionBytes else {
             throw StoreError(
                 kind: .sessionTooLarge,

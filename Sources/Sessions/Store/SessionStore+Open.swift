@@ -2,10 +2,13 @@ import Glibc
 
 extension SessionStore {
     /// Opens the store in `directory` (which must exist), recovering from any crash or damage,
-    /// and reports what it found. Throws if the directory cannot be opened, locked, read or
-    /// written, or if a file was written by a newer format: the daemon must then refuse to start.
+    /// and reports what it found. With a `storeKey`, session keys are sealed in the files
+    /// (docs/store-format.md, "Sealed keys"), and files holding keys in clear are rewritten
+    /// sealed (``LoadReport/keysSealed``). Throws if the directory cannot be opened, locked, read
+    /// or written, if a file was written by a newer format, or if the files hold sealed keys and
+    /// `storeKey` is nil or not the key that sealed them: the daemon must then refuse to start.
     package static func open(
-        directory path: String, compactionPolicy: CompactionPolicy = CompactionPolicy()
+        directory path: String, compactionPolicy: CompactionPolicy = CompactionPolicy(), storeKey: StoreKey? = nil
     ) throws(StoreError) -> (SessionStore, LoadReport) {
         let started = StoreClock.monotonicMicroseconds()
         let directory = try StoreDirectory.open(path)
@@ -17,10 +20,12 @@ extension SessionStore {
         var recovered = try StoreRecovery.recover(
             mapped: snapshot?.bytes, log: log?.bytes,
             paths: StoreRecovery.Paths(
-                snapshot: directory.fullPath(SnapshotFile.name), log: directory.fullPath(LogFile.name)))
-        let (file, snapshotBytes) = try repair(&recovered, in: directory, log: log?.bytes)
+                snapshot: directory.fullPath(SnapshotFile.name), log: directory.fullPath(LogFile.name)),
+            storeKey: storeKey)
+        let (file, snapshotBytes) = try repair(&recovered, in: directory, log: log?.bytes, storeKey: storeKey)
         let snapshotSize = snapshotBytes ?? snapshot?.bytes.count ?? 0
-        let store = try SessionStore(directory: directory, log: file, table: recovered.table, recovered: recovered)
+        let store = try SessionStore(
+            directory: directory, log: file, table: recovered.table, recovered: recovered, storeKey: storeKey)
         store.compactionPolicy = compactionPolicy
         store.statistics.snapshotBytes = snapshotSize
         if recovered.plan.rewrite { store.statistics.compactions = 1 }
@@ -33,8 +38,8 @@ extension SessionStore {
     /// only (damage is reported, nothing is kept aside or repaired), and returns a store that
     /// refuses every client change with a `.readOnly` error naming `cause` and writes no commit
     /// (run results stay in memory; ``durableCount`` counts what the files still hold).
-    package static func openReadOnly(directory path: String, cause: StoreError) throws(StoreError)
-        -> (SessionStore, LoadReport)
+    package static func openReadOnly(directory path: String, cause: StoreError, storeKey: StoreKey? = nil)
+        throws(StoreError) -> (SessionStore, LoadReport)
     {
         let started = StoreClock.monotonicMicroseconds()
         let directory = try StoreDirectory.open(path)
@@ -44,7 +49,8 @@ extension SessionStore {
         var recovered = try StoreRecovery.recover(
             mapped: snapshot?.bytes, log: log?.bytes,
             paths: StoreRecovery.Paths(
-                snapshot: directory.fullPath(SnapshotFile.name), log: directory.fullPath(LogFile.name)))
+                snapshot: directory.fullPath(SnapshotFile.name), log: directory.fullPath(LogFile.name)),
+            storeKey: storeKey)
         // The writer needs a log; this one is opened read-only and never written (no commit is
         // submitted while `readOnlyCause` is set). With no log, the directory stands in for it.
         let name = log == nil ? "." : LogFile.name
@@ -53,7 +59,8 @@ extension SessionStore {
         }
         let file = LogFile(
             directory: directory, descriptor: fd, logicalEnd: recovered.logicalEnd, size: log?.bytes.count ?? 0)
-        let store = try SessionStore(directory: directory, log: file, table: recovered.table, recovered: recovered)
+        let store = try SessionStore(
+            directory: directory, log: file, table: recovered.table, recovered: recovered, storeKey: storeKey)
         store.readOnlyCause = StoreError(
             kind: .readOnly,
             message: "the state directory \(path) cannot be written (\(cause.message)): the daemon runs degraded, "
@@ -66,7 +73,8 @@ extension SessionStore {
     /// Carries out what recovery planned; returns the log to append to and, if it wrote one, the
     /// new snapshot's size. Damaged data is kept aside before anything is replaced.
     private static func repair(
-        _ recovered: inout RecoveredStore, in directory: StoreDirectory, log: UnsafeRawBufferPointer?
+        _ recovered: inout RecoveredStore, in directory: StoreDirectory, log: UnsafeRawBufferPointer?,
+        storeKey: StoreKey?
     )
         throws(StoreError) -> (LogFile, snapshotBytes: Int?)
     {
@@ -89,13 +97,14 @@ extension SessionStore {
                 // while a snapshot without its log always means damage.
                 let log = try LogFile.create(in: directory, contents: header)
                 let size = try SnapshotFile.write(
-                    recovered.table.frozen, lastSequence: recovered.lastSequence, in: directory)
+                    recovered.table.frozen, lastSequence: recovered.lastSequence, in: directory,
+                    sealingWith: storeKey)
                 return (log, size)
             }
             // The snapshot first: a crash before the new log leaves the old one, whose commits
             // the snapshot holds (the next open skips them).
             let size = try SnapshotFile.write(
-                recovered.table.frozen, lastSequence: recovered.lastSequence, in: directory)
+                recovered.table.frozen, lastSequence: recovered.lastSequence, in: directory, sealingWith: storeKey)
             return (try LogFile.create(in: directory, contents: header), size)
         }
         if plan.freshLog {

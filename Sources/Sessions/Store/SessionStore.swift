@@ -56,6 +56,8 @@ package final class SessionStore {
     @exclusivity(unchecked) var unregistering: [SessionID: Bool] = [:]
     /// Set by ``close()``: from then on nothing is staged and nothing is written.
     @exclusivity(unchecked) var isClosed = false
+    /// What session keys are sealed with in the files; nil: they are stored in clear.
+    let storeKey: StoreKey?
     /// The file work, on queues of its own.
     let writer: StoreWriter
     /// The directory the current files are in (replaced when it is made again).
@@ -68,15 +70,17 @@ package final class SessionStore {
     /// written, client changes are refused at once, and run results stay in memory.
     package internal(set) var readOnlyCause: StoreError?
 
-    init(directory: StoreDirectory, log: sending LogFile, table: SessionTable, recovered: RecoveredStore)
-        throws(StoreError)
-    {
+    init(
+        directory: StoreDirectory, log: sending LogFile, table: SessionTable, recovered: RecoveredStore,
+        storeKey: StoreKey?
+    ) throws(StoreError) {
         self.directory = directory
         directoryPath = directory.path
+        self.storeKey = storeKey
         let logBytes = log.logicalEnd
-        writer = try StoreWriter(log: log)
+        writer = try StoreWriter(log: log, storeKey: storeKey)
         self.table = table
-        commits = CommitQueue(lastSequence: recovered.lastSequence)
+        commits = CommitQueue(lastSequence: recovered.lastSequence, storeKey: storeKey)
         statistics.sequence = recovered.lastSequence
         statistics.logBytes = logBytes
     }

@@ -50,6 +50,8 @@ final class StoreWriter: Sendable {
     private let snapshotQueue = DispatchQueue(label: "session-store.snapshot")
     /// The current log; only the log queue (and `init`, `close`) touch it. Nil once closed.
     private let log: Mutex<LogFile?>
+    /// What snapshots seal session keys with; nil: they are written in clear.
+    private let storeKey: StoreKey?
     private let inbox = PThreadLocked<[Completion]>([])
     /// A pipe: the writer puts a byte in whenever it posts, the owner empties it when it takes.
     private let wake: FileDescriptor
@@ -57,7 +59,8 @@ final class StoreWriter: Sendable {
     /// Set by `close`: a snapshot being written stops at its next piece.
     private let closing = Atomic<Bool>(false)
 
-    init(log: sending LogFile) throws(StoreError) {
+    init(log: sending LogFile, storeKey: StoreKey?) throws(StoreError) {
+        self.storeKey = storeKey
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw StoreError.io("pipe", path: log.directory.path, errno: errno) }
         wake = FileDescriptor(ends[0])
@@ -105,7 +108,7 @@ final class StoreWriter: Sendable {
                     (target, recreated) = try Self.reopenDirectory(path)
                 }
                 let bytes = try SnapshotFile.write(
-                    sessions, lastSequence: purpose.lastSequence, in: target,
+                    sessions, lastSequence: purpose.lastSequence, in: target, sealingWith: storeKey,
                     isCancelled: { closing.load(ordering: .relaxed) })
                 result = .success(SnapshotWritten(directory: target, bytes: bytes, directoryRecreated: recreated))
             } catch {

@@ -288,7 +288,8 @@ sc_wait_for 10 x test -S $ARUN/systemd/private
 x sh -c "mkdir -p /home/alice/.config/systemd/user &&
     printf '[Service]\nType=notify\nExecStart=/usr/bin/session-cleanup --user daemon --config /home/alice/sc.conf\n' \
         > /home/alice/.config/systemd/user/sc-user.service &&
-    cp /etc/session-cleanup/session-cleanup.conf /home/alice/sc.conf && chown -R alice:alice /home/alice"
+    cp /etc/session-cleanup/session-cleanup.conf /home/alice/sc.conf &&
+    printf '[Store]\nKeyCredential=\n' >> /home/alice/sc.conf && chown -R alice:alice /home/alice"
 asu() { as alice env XDG_RUNTIME_DIR=$ARUN "$@"; }
 check "user manager: no user bus (the private socket is the way in)" x test ! -e $ARUN/bus
 check "user manager: systemctl --user start sc-user" asu systemctl --user start sc-user

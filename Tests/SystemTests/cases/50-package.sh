@@ -7,8 +7,11 @@
 #   - 50 sessions registered against a server in the container, then `dpkg -i` of the same tree
 #     packaged with a higher version: the upgrade restarts the daemon (a new MainPID) and the
 #     restart hands the sessions over — 0 end-session calls, 50 still listed;
+#   - the store key: the postinst made /etc/credstore.encrypted/session-cleanup.store-key (0600 in
+#     a 0700 directory), the upgrade kept it, no registered key is in /var/lib/session-cleanup in
+#     clear ([Store] KeyCredential=store-key in the shipped configuration);
 #   - `dpkg --purge`: the stop run ends the 50, then no file of the package is left and the state
-#     directory is gone.
+#     directory and the store key are gone.
 # Install and upgrade times are printed (and kept in the run's upper dir as *_ms files).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -115,6 +118,12 @@ if x test -f $CATALOG; then
 else
     sc_log "NOTE: the package ships no journal catalog yet (systemd/session-cleanup.catalog is not in the tree)"
 fi
+STOREKEY=/etc/credstore.encrypted/session-cleanup.store-key
+check "postinst made the store key $STOREKEY" x test -s $STOREKEY
+check "the store key is root's, mode 0600" sc_eq "$(x stat -c '%U %a' $STOREKEY)" "root 600"
+check "/etc/credstore.encrypted is mode 0700" sc_eq "$(x stat -c '%a' /etc/credstore.encrypted)" 700
+check "the store key is encrypted (systemd-creds), not 32 raw bytes" sc_ne "$(x stat -c %s $STOREKEY)" 32
+KEYSUM=$(x sha256sum $STOREKEY)
 check "the daemon runs as user session-cleanup" sc_eq "$(x ps -o user= -p "$PID1" | tr -d ' ')" session-cleanup
 check "the user unit is installed, not enabled for everyone" \
     sc_eq "$(x systemctl --global is-enabled session-cleanup.service 2>&1)" disabled
@@ -126,6 +135,12 @@ IDS=$(client register auth package <<< "$KEYS")
 check "registered $N sessions" sc_eq "$(wc -w <<< "$IDS" | tr -d ' ')" $N
 client reset $PORT >/dev/null && client expect $PORT <<< "$KEYS" >/dev/null
 check "$N listed before the upgrade" sc_eq "$(listed)" $N
+x sh -c 'cat > /root/registered-keys' <<< "$KEYS"
+# keys_in_clear DIR : how many of the registered keys grep finds in clear under DIR
+keys_in_clear() { x sh -c "grep -raoF -f /root/registered-keys $1 | wc -l" | tr -d ' '; }
+check "the grep finds the $N keys where they are in clear (its own control)" sc_eq "$(keys_in_clear /root)" $N
+check "none of the $N registered keys is in /var/lib/session-cleanup in clear" \
+    sc_eq "$(keys_in_clear /var/lib/session-cleanup)" 0
 t0=$(sc_ms)
 out=$(x dpkg -i /opt/sc-test/upgrade.deb 2>&1); rc=$?
 upgrade_ms=$(( $(sc_ms) - t0 )); echo "$upgrade_ms" > "$(sc_run_dir "$CT")/upgrade_ms"
@@ -138,6 +153,23 @@ PID2=$(sc_prop "$CT" $U MainPID)
 check "the upgrade restarted the daemon (MainPID $PID1 -> $PID2)" sc_ne "$PID2" "$PID1"
 check "0 end-session calls during the upgrade" sc_eq "$(srv_stat 's["calls"]')" 0
 check "$N sessions still listed after the upgrade" sc_eq "$(listed)" $N
+check "the upgrade kept the store key" sc_eq "$(x sha256sum $STOREKEY)" "$KEYSUM"
+check "still none of the $N keys in clear after the upgrade" sc_eq "$(keys_in_clear /var/lib/session-cleanup)" 0
+
+# The store key's file missing: the unit's SetCredential= stand-in reaches the daemon, which
+# refuses to start (78) naming what to create — the restart hands over to a process that exits,
+# the sessions stay stored; with the file back, the next start has them all.
+x mv $STOREKEY /root/store-key.saved
+x systemctl restart $U.service >/dev/null 2>&1
+exited() { [ "$(sc_prop "$CT" $U ExecMainStatus)" = "$1" ]; }   # exited STATUS
+check "without its key file the daemon exits 78" sc_wait_for 10 exited 78 || sc_dump "$CT" $U
+check "the journal says the key file is missing" \
+    sc_has "$(jr -u $U -o cat)" "LoadCredentialEncrypted=store-key: names is missing"
+x mv /root/store-key.saved $STOREKEY
+x systemctl reset-failed $U.service >/dev/null 2>&1
+check "with the key file back the daemon starts" x systemctl start $U.service
+check "active again" sc_wait_for 10 is_state $U active || sc_dump "$CT" $U
+check "$N sessions still listed" sc_eq "$(listed)" $N
 check "journal: the restart handed the sessions over" \
     sc_has "$(jr -o json SESSION_CLEANUP_EVENT=handed-over)" '"SESSION_CLEANUP_EVENT":"handed-over"'
 
@@ -154,6 +186,7 @@ check "package gone" sc_eq "$(x dpkg-query -W -f='${Status}' $U 2>/dev/null)" ""
 left=$(x sh -c 'while read -r f; do [ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done; true' <<< "$files")
 check "no file of the package left" sc_eq "$left" ""
 check "state directory /var/lib/session-cleanup removed" x test ! -e /var/lib/session-cleanup
+check "the store key removed" x test ! -e $STOREKEY
 check "no unit left enabled" sc_eq "$(x sh -c 'ls /etc/systemd/system/*.wants/ | grep session-cleanup || true')" ""
 check "the operator's drop-in is left alone" x test -f /etc/session-cleanup/session-cleanup.conf.d/50-test.conf
 sc_log "package: install $install_ms ms, upgrade $upgrade_ms ms"
