@@ -66,8 +66,15 @@ check "session-cleanup --version" inside session-cleanup --version
 check "the closing hint says how to configure an [Endpoint]" grep -q 'No \[Endpoint\] yet' "$work/install.log"
 check "it says systemd is not PID 1, and how to run the daemon" grep -q 'systemd is not PID 1' "$work/install.log"
 check "the service is enabled for the next boot" inside test -L /etc/systemd/system/multi-user.target.wants/session-cleanup.service
-check "the daemon runs in the foreground and stops cleanly on SIGINT" \
-    inside timeout --preserve-status -s INT 3 session-cleanup daemon
+check "the package made the store key (/etc/credstore.encrypted/session-cleanup.store-key)" \
+    inside test -s /etc/credstore.encrypted/session-cleanup.store-key
+check "without the key the foreground daemon refuses to start: exit 78" \
+    inside bash -c 'session-cleanup daemon; test $? = 78'
+check "with the key as install.sh says, the daemon runs in the foreground and stops cleanly on SIGINT" \
+    inside bash -c 'install -d -m 0700 /run/session-cleanup-credentials &&
+        systemd-creds decrypt --name=store-key /etc/credstore.encrypted/session-cleanup.store-key \
+            /run/session-cleanup-credentials/store-key &&
+        CREDENTIALS_DIRECTORY=/run/session-cleanup-credentials timeout --preserve-status -s INT 3 session-cleanup daemon'
 check "re-running install.sh installs dist/'s package again, without building" \
     inside bash -c 'cd /src && scripts/install.sh 2>&1 | grep -q "installing dist/"'
 echo "== total $(( $(date +%s) - t0 )) s; $fails failed"

@@ -84,8 +84,12 @@ if [ -d /run/systemd/system ]; then
     systemctl --no-pager status session-cleanup.service || true
 else
     echo "systemd is not PID 1 here: the service is enabled and starts at the next boot under systemd."
-    echo "To run the daemon now, in the foreground (Ctrl-C stops it and ends its sessions):"
-    echo "  session-cleanup daemon"
+    echo "To run the daemon now, in the foreground (Ctrl-C stops it and ends its sessions), with the"
+    echo "store key handed over as the unit would hand it ([Store] KeyCredential=store-key):"
+    echo "  install -d -m 0700 /run/session-cleanup-credentials"
+    echo "  systemd-creds decrypt --name=store-key /etc/credstore.encrypted/session-cleanup.store-key \\"
+    echo "      /run/session-cleanup-credentials/store-key"
+    echo "  CREDENTIALS_DIRECTORY=/run/session-cleanup-credentials session-cleanup daemon"
 fi
 # The closing hint: with no [Endpoint] yet nothing can be registered, and check-config says how.
 check=$(session-cleanup check-config 2>&1) || true
