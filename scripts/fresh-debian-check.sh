@@ -76,6 +76,7 @@ check "with the key as install.sh says, the daemon runs in the foreground and st
             /run/session-cleanup-credentials/store-key &&
         CREDENTIALS_DIRECTORY=/run/session-cleanup-credentials timeout --preserve-status -s INT 3 session-cleanup daemon'
 check "re-running install.sh installs dist/'s package again, without building" \
-    inside bash -c 'cd /src && scripts/install.sh 2>&1 | grep -q "installing dist/"'
+    inside bash -c 'cd /src && out=$(scripts/install.sh 2>&1) && grep -q "reinstalling it from dist/" <<< "$out" &&
+        ! grep -q "== building the package" <<< "$out"'
 echo "== total $(( $(date +%s) - t0 )) s; $fails failed"
 [ "$fails" -eq 0 ]
