@@ -28,6 +28,22 @@ final class SealedStoreDaemonTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
     }
 
+    /// A store in `scratch` holding `keys` sealed with a fresh store key: a first daemon registered
+    /// them against `refused` (a port nobody listens on) and kept them at its stop. Returns the
+    /// key's credentials directory (alive as long as it is held) and the state directory.
+    private func sealedStore(keeping keys: [String], refused: String, in scratch: ScratchDirectory) throws
+        -> (credentials: ScratchDirectory, stateDirectory: String)
+    {
+        let credentials = try credentials(randomBytes(32))
+        let first = try DaemonProcess(
+            config: config(refused), environment: ["CREDENTIALS_DIRECTORY": credentials.path], scratch: scratch)
+        XCTAssertNotNil(first.waitUntilReady(), "not ready: \(first.stderr)")
+        for key in keys { try register(key, on: first) }
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.waitForExit(timeout: 10), 75, "the calls fail: sessions kept: \(first.stderr)")
+        return (credentials, first.stateDirectory)
+    }
+
     /// How many of `keys` are in clear in any file of `directory`.
     private func keysInClear(_ keys: [String], in directory: String) throws -> Int {
         var all = Data()
@@ -61,16 +77,11 @@ final class SealedStoreDaemonTests: XCTestCase {
 
     func testASealedStoreIsReadBackByTheNextStartWithItsKey() throws {
         let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
-        let credentials = try credentials(randomBytes(32))
         let scratch = try ScratchDirectory("sealed-restart")
-        let environment = ["CREDENTIALS_DIRECTORY": credentials.path]
-        let first = try DaemonProcess(config: config(refused), environment: environment, scratch: scratch)
-        XCTAssertNotNil(first.waitUntilReady(), "not ready: \(first.stderr)")
         let keys = (0..<5).map { Self.planted + "kept-\($0)-" + UUID().uuidString }
-        for key in keys { try register(key, on: first) }
-        first.signal(SIGTERM)
-        XCTAssertEqual(first.waitForExit(timeout: 10), 75, "the calls fail: sessions kept")
-        XCTAssertEqual(try keysInClear(keys, in: first.stateDirectory), 0)
+        let (credentials, stateDirectory) = try sealedStore(keeping: keys, refused: refused, in: scratch)
+        let environment = ["CREDENTIALS_DIRECTORY": credentials.path]
+        XCTAssertEqual(try keysInClear(keys, in: stateDirectory), 0)
 
         let server = try EndSessionServer()
         let second = try DaemonProcess(config: config(server.endSessionURL), environment: environment, scratch: scratch)
@@ -130,22 +141,18 @@ final class SealedStoreDaemonTests: XCTestCase {
 
     func testASealedStoreWithoutAKeyConfiguredRefusesToStart() throws {
         let refused = "http://127.0.0.1:\(try EndSessionServer.closedPort())/user/{session}/endsession"
-        let credentials = try credentials(randomBytes(32))
         let scratch = try ScratchDirectory("sealed-nokey")
+        let (credentials, stateDirectory) = try sealedStore(
+            keeping: [Self.planted + "kept-" + UUID().uuidString], refused: refused, in: scratch)
         let environment = ["CREDENTIALS_DIRECTORY": credentials.path]
-        let first = try DaemonProcess(config: config(refused), environment: environment, scratch: scratch)
-        XCTAssertNotNil(first.waitUntilReady(), "not ready: \(first.stderr)")
-        try register(Self.planted + "kept-" + UUID().uuidString, on: first)
-        first.signal(SIGTERM)
-        XCTAssertEqual(first.waitForExit(timeout: 10), 75, first.stderr)
-        let before = try FileManager.default.contentsOfDirectory(atPath: first.stateDirectory).sorted()
+        let before = try FileManager.default.contentsOfDirectory(atPath: stateDirectory).sorted()
 
         let unkeyed = try DaemonProcess(
             config: config(refused, sealed: false), environment: environment, scratch: scratch)
         XCTAssertEqual(unkeyed.waitForExit(timeout: 10), 78, unkeyed.stderr)
         XCTAssertTrue(unkeyed.stderr.contains("holds 1 sealed session keys, but no store key"), unkeyed.stderr)
         XCTAssertTrue(unkeyed.stderr.contains("KeyCredential="), unkeyed.stderr)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: first.stateDirectory).sorted(), before)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stateDirectory).sorted(), before)
 
         let otherKey = try self.credentials(randomBytes(32))
         let wrong = try DaemonProcess(
