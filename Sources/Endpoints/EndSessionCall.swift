@@ -48,10 +48,11 @@ package struct EndSessionCall: Sendable {
     /// `scheme://host:port` of the endpoint: calls to one origin share connections and fate.
     package var origin: String { template.origin }
 
-    /// The request to send, with `timeout`, and `token` as a bearer token if given. What does
-    /// not depend on the key (method, headers without `{session}`, the bearer header of the
-    /// endpoint's own token) comes ready-made from the template: a call builds only the URL.
-    package func request(timeout: Duration, token: String?) -> HTTPRequest {
+    /// The request to send, with `timeout` (and `connectTimeout` for its connection, if given),
+    /// and `token` as a bearer token if given. What does not depend on the key (method, headers
+    /// without `{session}`, the bearer header of the endpoint's own token) comes ready-made from
+    /// the template: a call builds only the URL.
+    package func request(timeout: Duration, connectTimeout: Duration? = nil, token: String?) -> HTTPRequest {
         let secret = key.exposedSecret
         let endpoint = template.configuration
         let encoded = Self.percentEncoded(secret)
@@ -77,7 +78,7 @@ package struct EndSessionCall: Sendable {
         }
         return HTTPRequest(
             url: url, redactedURL: redactedURL, method: template.method, headers: headers, body: body,
-            timeout: timeout, origin: template.httpOrigin, profile: template.profile,
+            timeout: timeout, connectTimeout: connectTimeout, origin: template.httpOrigin, profile: template.profile,
             maxConnectionsPerHost: endpoint.maxConnectionsPerHost)
     }
 

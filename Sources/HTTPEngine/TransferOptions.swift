@@ -105,7 +105,9 @@ enum TransferOptions {
             }
         }
         // Servers' logs name the caller (an endpoint's own Header=User-Agent: wins).
-        if !hasUserAgent, ccurl_transfer_add_header(transfer, Self.userAgent) != 0 {
+        if !hasUserAgent,
+            Self.userAgentLine.withUnsafeBufferPointer({ ccurl_transfer_add_header(transfer, $0.baseAddress) }) != 0
+        {
             throw HTTPEngineError("add header", subject, detail: "out of memory")
         }
         // libcurl would wait up to a second for `100 Continue` before sending a large body.
@@ -115,8 +117,12 @@ enum TransferOptions {
         try check(ccurl_transfer_apply_headers(transfer), "CURLOPT_HTTPHEADER", subject)
     }
 
-    /// `User-Agent: session-cleanup/0.1.0`, on every request.
+    /// `User-Agent: session-cleanup/0.1.0`, on every request. A header rather than
+    /// `CURLOPT_USERAGENT`, which libcurl formats anew for every request (~4,000 instructions a
+    /// call, measured, against ~3,000 for the header).
     static let userAgent = "User-Agent: session-cleanup/\(SessionCleanupVersion.string)"
+    /// ``userAgent`` as a C string, made once: passing the `String` made one per request.
+    static let userAgentLine = userAgent.utf8CString
 
     static func check(_ rc: CURLcode, _ operation: String, _ subject: String) throws {
         guard rc == CURLE_OK else {

@@ -31,10 +31,8 @@ package struct RunMetrics: Sendable, Equatable {
 
     /// The figures of `report`, which finished at `finishedAt` with `journalDropped` entries lost.
     package init(_ report: RunReport, finishedAt: UInt64, journalDropped: Int) {
-        var outcomes: [String: [String: Int]] = [:]
-        for call in report.calls { outcomes[call.endpoint, default: [:]][call.outcome.word, default: 0] += 1 }
         self.init(
-            kind: report.kind.rawValue, outcomes: outcomes, duration: report.duration, budget: report.budget,
-            journalComplete: journalDropped == 0, finishedAt: finishedAt)
+            kind: report.kind.rawValue, outcomes: report.callCountsByEndpoint, duration: report.duration,
+            budget: report.budget, journalComplete: journalDropped == 0, finishedAt: finishedAt)
     }
 }

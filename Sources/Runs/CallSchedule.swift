@@ -135,7 +135,7 @@ struct CallSchedule {
 
     /// The call in `slot`.
     subscript(slot: Int) -> CallUnderWay {
-        get { calls[slot] }
+        _read { yield calls[slot] }
         _modify { yield &calls[slot] }
     }
 

@@ -93,7 +93,7 @@ struct CallSlots {
 
     /// The call in `slot`.
     subscript(slot: Int) -> CallUnderWay {
-        get { calls[slot] }
+        _read { yield calls[slot] }
         _modify { yield &calls[slot] }
     }
 

@@ -168,15 +168,15 @@ package final class CleanupRun {
         }
         schedule[slot].timeoutIsBudget = patient || timeout < limit
         schedule[slot].lastAttemptUnreachable = false  // this attempt's own result decides
-        var request = endSession.request(timeout: timeout, token: token)
-        schedule[slot].attemptTimeout = timeout
-        schedule[slot].connectTimeout = nil
+        var connectTimeout: Duration?
         if let origin = schedule[slot].origin, schedule[slot].connectTimeouts < OriginLimiter.connectRetries,
             let connect = schedule.connectTimeout(origin), connect < timeout
         {
-            request.connectTimeout = connect
-            schedule[slot].connectTimeout = connect
+            connectTimeout = connect
         }
+        schedule[slot].attemptTimeout = timeout
+        schedule[slot].connectTimeout = connectTimeout
+        let request = endSession.request(timeout: timeout, connectTimeout: connectTimeout, token: token)
         let number = schedule[slot].number
         do {
             let id = try transport.start(request) { [weak self] result in self?.completed(slot, number, result) }

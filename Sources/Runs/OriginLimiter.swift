@@ -30,6 +30,7 @@ struct OriginLimiter {
     static let tolerance = 2.0
     /// Latencies are compared from this up: below it, loopback's noise is no signal.
     static let latencyFloor = Duration.milliseconds(5)
+    private static let latencyFloorMicroseconds = latencyFloor.microseconds
 
     /// Why the limit was cut.
     enum Signal: CaseIterable {
@@ -66,12 +67,20 @@ struct OriginLimiter {
     private var window: Double
     private var threshold = Double.infinity
     private(set) var highest: Int
-    private var lowest: Duration?
+    // Latencies are kept in microseconds: `Duration`'s arithmetic goes through 128 bits, and
+    // every reply of a run is compared here (issue 25: ~2,000 instructions a call).
+    private var lowest: Int64?
     /// The lowest latency of requests on a new connection, and on a kept one.
-    private var lowestNew: Duration?
-    private var lowestReused: Duration?
+    private var lowestNew: Int64?
+    private var lowestReused: Int64?
     /// Latencies of successes, in microseconds (the median is taken once, at the end).
     private var latencies: [UInt32] = []
+    /// The connect timeout for a request on a new connection: 4 × the lowest latency of a
+    /// request on a new connection (handshakes and the reply included), at least 250 ms; nil
+    /// before one was answered. A SYN or handshake dropped by a full accept queue is then tried
+    /// again on a new connection well before the kernel's first retransmission (1 s, then 3 s
+    /// …), and cuts the limit. Kept as that latency falls: it is read before every request.
+    private(set) var connectTimeout: Duration?
     private var cuts: [Signal: Int] = [:]
     /// Completions still to come before another cut.
     private var holdOff = 0
@@ -87,13 +96,9 @@ struct OriginLimiter {
     /// Connect timeouts a call retries after at most: then it leaves the connection to the kernel.
     static let connectRetries = 3
 
-    /// The connect timeout for a request on a new connection: 4 × the lowest latency of a
-    /// request on a new connection (handshakes and the reply included), at least 250 ms; nil
-    /// before one was answered. A SYN or handshake dropped by a full accept queue is then tried
-    /// again on a new connection well before the kernel's first retransmission (1 s, then 3 s
-    /// …), and cuts the limit.
-    var connectTimeout: Duration? {
-        lowestNew.map { max(.milliseconds(250), $0 * 4) }
+    /// ``connectTimeout`` for a lowest latency of `microseconds` on a new connection.
+    static func connectTimeout(lowestNew microseconds: Int64) -> Duration {
+        .microseconds(max(250_000, microseconds &* 4))
     }
 
     /// Requests of the origin in flight at most now.
@@ -104,16 +109,18 @@ struct OriginLimiter {
     /// when it completed.
     mutating func succeeded(latency: Duration, reused: Bool, inFlight: Int) {
         holdOff = max(0, holdOff - 1)
-        latencies.append(UInt32(max(0, min(Self.seconds(latency) * 1e6, Double(UInt32.max)))))
+        let latency = max(0, latency.microseconds)
+        latencies.append(UInt32(clamping: latency))
         lowest = min(lowest ?? latency, latency)
         let before = reused ? lowestReused : lowestNew
         if reused {
             lowestReused = min(latency, before ?? latency)
-        } else {
-            lowestNew = min(latency, before ?? latency)
+        } else if latency < before ?? .max {
+            lowestNew = latency
+            connectTimeout = Self.connectTimeout(lowestNew: latency)
         }
-        let base = max(before ?? latency, Self.latencyFloor)
-        let ratio = Self.seconds(latency) / Self.seconds(base)
+        let base = max(before ?? latency, Self.latencyFloorMicroseconds)
+        let ratio = Double(latency) / Double(base)
         if ratio > Self.tolerance {
             cut(.latency, to: window * max(0.5, Self.tolerance / ratio), inFlight: inFlight)
             return
@@ -156,11 +163,7 @@ struct OriginLimiter {
             let sorted = latencies.sorted()
             median = .microseconds(sorted[sorted.count / 2])
         }
-        return Summary(highest: highest, final: limit, lowest: lowest, median: median, cuts: cuts)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+        return Summary(
+            highest: highest, final: limit, lowest: lowest.map { .microseconds($0) }, median: median, cuts: cuts)
     }
 }

@@ -24,7 +24,7 @@ package struct RunReport: Sendable {
 
         /// The session.
         package let sessionID: SessionID
-        private let shape: Shape
+        fileprivate let shape: Shape
         /// The uid that registered the session (who may see this result).
         package let ownerUID: UInt32
         /// A call lasts at most the budget (30 minutes at most, 1.8 × 10⁹ µs), which fits; a
@@ -59,11 +59,8 @@ package struct RunReport: Sendable {
             self.sessionID = sessionID
             self.ownerUID = ownerUID
             self.shape = shape
-            // Whole microseconds, cut toward zero as `Duration.microseconds` cuts; negative is zero.
-            let (seconds, attoseconds) = duration.components
-            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-            let total = overflow ? (seconds < 0 ? Int64.min : .max) : whole &+ attoseconds / 1_000_000_000_000
-            microseconds = UInt32(clamping: total)
+            // Whole microseconds, cut toward zero; negative is zero.
+            microseconds = UInt32(clamping: duration.microseconds)
         }
 
         /// Equal fields; whether the shape is shared does not matter.
@@ -134,6 +131,26 @@ package struct RunReport: Sendable {
         ]
         var counts: [String: Int] = [:]
         for (outcome, count) in named where count > 0 { counts[outcome.word] = count }
+        return counts
+    }
+
+    /// Calls by endpoint name, then by outcome word: what the metrics file counts of a run.
+    package var callCountsByEndpoint: [String: [String: Int]] {
+        // Counted by shape first, a run of results with the same one at a time (a run's results
+        // share a few): no string hashed per call.
+        var byShape: [ObjectIdentifier: (shape: CallResult.Shape, count: Int)] = [:]
+        var start = calls.startIndex
+        while start < calls.endIndex {
+            let shape = calls[start].shape
+            var end = start + 1
+            while end < calls.endIndex, calls[end].shape === shape { end += 1 }
+            byShape[ObjectIdentifier(shape), default: (shape, 0)].count += end - start
+            start = end
+        }
+        var counts: [String: [String: Int]] = [:]
+        for (shape, count) in byShape.values {
+            counts[shape.endpoint, default: [:]][shape.outcome.word, default: 0] += count
+        }
         return counts
     }
 

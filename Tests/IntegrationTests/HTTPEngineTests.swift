@@ -170,6 +170,15 @@ final class HTTPEngineTests: XCTestCase {
         let result = try fetch(engine, own)
         guard case .response(200, let body, _, _) = result.outcome else { return XCTFail("got \(result)") }
         XCTAssertEqual(String(decoding: body, as: UTF8.self), "fleet-42", "an endpoint's Header= wins")
+        var lower = request("/user-agent")
+        lower.headers = ["user-agent: fleet-43"]
+        let lowered = try fetch(engine, lower)
+        guard case .response(200, let lowerBody, _, _) = lowered.outcome else { return XCTFail("got \(lowered)") }
+        XCTAssertEqual(String(decoding: lowerBody, as: UTF8.self), "fleet-43", "a header name in any case")
+        // The handle goes back to the pool: the next request without a header of its own is named again.
+        let again = try fetch(engine, request("/user-agent"))
+        guard case .response(200, let againBody, _, _) = again.outcome else { return XCTFail("got \(again)") }
+        XCTAssertEqual(String(decoding: againBody, as: UTF8.self), "session-cleanup/\(SessionCleanupVersion.string)")
     }
 
     func testRedirectIsReportedNotFollowed() throws {

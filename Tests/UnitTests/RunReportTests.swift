@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import Basics
+@testable import Metrics
 @testable import Sessions
 @testable import Vocabulary
 
@@ -18,6 +19,26 @@ final class RunReportTests: XCTestCase {
                     attempts: 1, duration: .milliseconds(n)))
         }
         XCTAssertEqual(report.callCounts, ["ended": 2, "rejected": 1, "failed": 3, "not-started": 1])
+    }
+
+    func testCallCountsByEndpointAddUpSharedAndSeparateShapesInAnyOrder() {
+        var report = RunReport(id: .random(), kind: .stop, budget: .seconds(25), startedAt: 1)
+        let ended = RunReport.CallResult.Shape("auth", .ended(status: 200), attempts: 1)
+        let endedAgain = RunReport.CallResult.Shape("auth", .ended(status: 204), attempts: 2)
+        let rejected = RunReport.CallResult.Shape("idp", .rejected(status: 403, reason: "no"), attempts: 1)
+        let rejectedOtherwise = RunReport.CallResult.Shape("idp", .rejected(status: 400, reason: "bad"), attempts: 1)
+        let expired = RunReport.CallResult.Shape("auth", .expired, attempts: 0)
+        // Runs of one shape, a shape coming back after others, two shapes with one word.
+        let shapes = [ended, ended, rejected, ended, endedAgain, rejectedOtherwise, rejected, expired, ended]
+        for (n, shape) in shapes.enumerated() {
+            report.calls.append(
+                RunReport.CallResult(
+                    sessionID: SessionID(rawValue: UInt64(n)), ownerUID: 0, shape: shape, duration: .milliseconds(n)))
+        }
+        XCTAssertEqual(report.callCountsByEndpoint, ["auth": ["ended": 5, "expired": 1], "idp": ["rejected": 3]])
+        XCTAssertEqual(RunReport(id: .random(), kind: .stop, budget: .seconds(1)).callCountsByEndpoint, [:])
+        let metrics = RunMetrics(report, finishedAt: 7, journalDropped: 0)
+        XCTAssertEqual(metrics.outcomes, report.callCountsByEndpoint)
     }
 
     func testDurationMicrosecondsAgreeWithDuration() {
