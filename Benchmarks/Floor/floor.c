@@ -2,6 +2,7 @@
  * floor — the least a libcurl client can do for a stop run: the benchmark's C floor.
  *
  *   floor --urls FILE [--parallel N] [--cafile PEM] [--http 1.1|2] [--maxconnects N] [--pipewait 0|1]
+ *         [--user-agent TEXT]
  *
  * The same design as the daemon's engine, without a daemon around it: one thread, one epoll
  * loop driving libcurl's multi interface through its socket and timer callbacks, N transfers in
@@ -16,6 +17,9 @@
  * Exit 0 when every call got a 2xx reply.
  *
  * --pipewait 1: each transfer waits for a connection it may multiplex on (CURLOPT_PIPEWAIT).
+ *
+ * --user-agent TEXT: every request carries `User-Agent: TEXT` (a header list made once, set on
+ * each handle once), as the daemon's and curl's requests carry theirs; without it, none.
  *
  * Connections: no total limit; up to --maxconnects kept idle (default 4 × N, libcurl's own
  * default for a multi handle); per host as many as there are transfers for it.
@@ -245,7 +249,7 @@ static void read_urls(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    const char *url_file = NULL, *cafile = NULL, *http = "1.1";
+    const char *url_file = NULL, *cafile = NULL, *http = "1.1", *user_agent = NULL;
     long parallel = 256, maxconnects = -1, pipewait = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--urls") == 0 && i + 1 < argc) url_file = argv[++i];
@@ -254,9 +258,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) http = argv[++i];
         else if (strcmp(argv[i], "--maxconnects") == 0 && i + 1 < argc) maxconnects = atol(argv[++i]);
         else if (strcmp(argv[i], "--pipewait") == 0 && i + 1 < argc) pipewait = atol(argv[++i]);
+        else if (strcmp(argv[i], "--user-agent") == 0 && i + 1 < argc) user_agent = argv[++i];
         else {
             fprintf(stderr, "usage: floor --urls FILE [--parallel N] [--cafile PEM] [--http 1.1|2] "
-                            "[--maxconnects N] [--pipewait 0|1]\n");
+                            "[--maxconnects N] [--pipewait 0|1] [--user-agent TEXT]\n");
             return 2;
         }
     }
@@ -270,6 +275,12 @@ int main(int argc, char **argv) {
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, maxconnects > 0 ? maxconnects : 4 * parallel);
     assign_shares();
     long version = strcmp(http, "2") == 0 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1;
+    struct curl_slist *headers = NULL;
+    if (user_agent != NULL) {
+        char line[256];
+        snprintf(line, sizeof line, "User-Agent: %s", user_agent);
+        if ((headers = curl_slist_append(NULL, line)) == NULL) die("curl_slist_append");
+    }
 
     idle = calloc((size_t)parallel, sizeof *idle);
     for (long i = 0; i < parallel; i++) {
@@ -284,6 +295,7 @@ int main(int argc, char **argv) {
         curl_easy_setopt(h->easy, CURLOPT_HTTP_VERSION, version);
         curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, 60000L);
         curl_easy_setopt(h->easy, CURLOPT_PIPEWAIT, pipewait);
+        if (headers != NULL) curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, headers);
         if (cafile != NULL) {
             /* The private CA alone, as the daemon sets it (CAFile=): without a CA directory
              * (Debian's libcurl has /etc/ssl/certs built in) libcurl also keeps the parsed CA

@@ -9,6 +9,10 @@ LATENCY_MS = 50
 CONCURRENCY = 256
 # The C floor's client label in the network scenarios' rows.
 FLOOR_CLIENT = "C floor (libcurl multi)"
+# The User-Agent the floor sends: as long as the daemon's (`session-cleanup/<version>`, which
+# every request of the daemon carries since issue 27), as curl sends `curl/<version>`: the three
+# clients write the same request, so instructions per call compare the same work.
+FLOOR_USER_AGENT = "session-cleanup/0.1.0"
 HOST = "127.0.0.1"
 
 # docs/control-protocol.md, Framing: "Every request gets exactly one response line, in request

@@ -472,8 +472,8 @@ extension JournalEvent {
         the lowest and @LATENCY_MEDIAN_USEC@ µs at the median. The limit was cut for
         @CUTS_TIMEOUT@ timeouts, @CUTS_OVERLOADED@ 503 or 429 replies, @CUTS_REFUSED@ refused
         connections, @CUTS_RESET@ reset connections, @CUTS_UNACKNOWLEDGED@ requests the server's
-        TCP never acknowledged (a full accept queue) and @CUTS_SLOW@ replies more than twice as
-        slow as the lowest. A low limit with many cuts and calls that expired means the server
+        TCP never acknowledged (a full accept queue) and @CUTS_SLOW@ rounds of replies whose
+        fastest was more than twice as slow as the lowest (the server queued every request). A low limit with many cuts and calls that expired means the server
         was the bottleneck, not the daemon; Concurrency=fixed gives the origin its whole share
         from the start.
         """)

@@ -63,7 +63,7 @@ struct CallSchedule {
             report.refused = summary.cuts[.refused] ?? 0
             report.resets = summary.cuts[.reset] ?? 0
             report.unacknowledged = summary.cuts[.unacknowledged] ?? 0
-            report.slowReplies = summary.cuts[.latency] ?? 0
+            report.slowRounds = summary.cuts[.latency] ?? 0
             return report
         }
     }

@@ -12,9 +12,14 @@
 ///   (of requests on a new connection, or of those on a kept one: handshakes are no queue;
 ///   at least ``latencyFloor``) adds 1 while below the slow-start threshold — the limit doubles per round trip, so 4
 ///   reaches 256 in 6 round trips — and 1/limit above it (one per round trip).
-/// - **Cuts.** A success slower than ``tolerance`` × the lowest latency (the server queues
-///   what it cannot serve) cuts the limit to `limit × tolerance × lowest / latency`, at least
-///   half; a refused or reset connection, a connection whose server never acknowledged the
+/// - **Cuts.** A round whose fastest success was slower than ``tolerance`` × the lowest
+///   latency (the server queues what it cannot serve: every request waits) cuts the limit to
+///   `limit × tolerance × lowest / fastest`, at least half. A round is as many successes as
+///   were in flight when it began; its fastest, not each reply, is the signal (as TCP BBR and
+///   Vegas filter round-trip times by their minimum): a reply the client itself was slow to
+///   read — 256 TLS handshakes of a first wave on one thread, HTTP/2 streams waiting on their
+///   connection — is slow alone, not the round (issue 25: cutting on each reply cost such runs
+///   20–30 %). A refused or reset connection, a connection whose server never acknowledged the
 ///   request (a full accept queue), a timeout and a 503 or 429 halve it. Each cut also sets
 ///   the slow-start threshold, so growth continues additively. At most one cut per round:
 ///   after a cut, the next needs as many completions as were in flight (the requests already
@@ -34,7 +39,7 @@ struct OriginLimiter {
 
     /// Why the limit was cut.
     enum Signal: CaseIterable {
-        /// A reply much slower than the lowest seen.
+        /// A round of replies whose fastest was much slower than the lowest seen.
         case latency
         /// A request timed out, or was abandoned unanswered.
         case timeout
@@ -84,6 +89,10 @@ struct OriginLimiter {
     private var cuts: [Signal: Int] = [:]
     /// Completions still to come before another cut.
     private var holdOff = 0
+    /// Successes still to come in this round, and the fastest of the round so far, as a ratio
+    /// to the lowest latency of its kind.
+    private var roundLeft = 0
+    private var roundFastest = Double.infinity
 
     /// A limiter capped at `cap` requests in flight (at least 1), starting at `initial` (the cap
     /// if nil; a smaller start grows in slow start).
@@ -121,10 +130,18 @@ struct OriginLimiter {
         }
         let base = max(before ?? latency, Self.latencyFloorMicroseconds)
         let ratio = Double(latency) / Double(base)
-        if ratio > Self.tolerance {
-            cut(.latency, to: window * max(0.5, Self.tolerance / ratio), inFlight: inFlight)
-            return
+        roundFastest = min(roundFastest, ratio)
+        roundLeft -= 1
+        if roundLeft <= 0 {
+            let fastest = roundFastest
+            roundFastest = .infinity
+            roundLeft = max(1, inFlight)
+            if fastest > Self.tolerance {
+                cut(.latency, to: window * max(0.5, Self.tolerance / fastest), inFlight: inFlight)
+                return
+            }
         }
+        guard ratio <= Self.tolerance else { return }
         // Growth only while the limit is used: a limit far above the calls in flight says nothing.
         guard inFlight + 1 >= limit else { return }
         window += window < threshold ? 1 : 1 / window

@@ -15,7 +15,7 @@ extension OriginReport {
                 "timeout": .integer(Int64(timeouts)), "overloaded": .integer(Int64(overloaded)),
                 "refused": .integer(Int64(refused)), "reset": .integer(Int64(resets)),
                 "unacknowledged": .integer(Int64(unacknowledged)),
-                "slow": .integer(Int64(slowReplies)),
+                "slow": .integer(Int64(slowRounds)),
             ]),
         ]
         if let lowest = lowestLatency { object["latency_lowest_usec"] = .integer(lowest.microseconds) }
@@ -46,6 +46,6 @@ extension OriginReport {
         refused = count("refused")
         resets = count("reset")
         unacknowledged = count("unacknowledged")
-        slowReplies = count("slow")
+        slowRounds = count("slow")
     }
 }

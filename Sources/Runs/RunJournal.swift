@@ -207,7 +207,7 @@ final class RunJournal {
                     JournalField(.cutsRefused, origin.refused),
                     JournalField(.cutsReset, origin.resets),
                     JournalField(.cutsUnacknowledged, origin.unacknowledged),
-                    JournalField(.cutsSlow, origin.slowReplies),
+                    JournalField(.cutsSlow, origin.slowRounds),
                 ],
                 priority: cuts > 0 ? .notice : .info))
     }

@@ -13,13 +13,14 @@ package struct OriginReport: Sendable, Equatable {
     /// Signals that cut the limit, each counted (a cut applies at most once per round):
     /// requests timed out or abandoned unanswered, 503 and 429 replies, refused connections,
     /// reset or dropped connections, requests the server's TCP never acknowledged (a full
-    /// accept queue), and replies more than twice as slow as the lowest.
+    /// accept queue), and rounds of replies whose fastest was more than twice as slow as the
+    /// lowest (``slowRounds``).
     package var timeouts = 0
     package var overloaded = 0
     package var refused = 0
     package var resets = 0
     package var unacknowledged = 0
-    package var slowReplies = 0
+    package var slowRounds = 0
 
     /// Creates a report of `origin`.
     package init(origin: String, highestLimit: Int, finalLimit: Int, lowestLatency: Duration?, medianLatency: Duration?)
@@ -32,7 +33,7 @@ package struct OriginReport: Sendable, Equatable {
     }
 
     /// `http://idp:8080: limit reached 64 (16 at the end); latency lowest 1.2 ms, median 40 ms;
-    /// cut for 3 timeouts, 12 503/429 replies, 0 refused, 0 reset, 0 unacknowledged, 5 slow replies`.
+    /// cut for 3 timeouts, 12 503/429 replies, 0 refused, 0 reset, 0 unacknowledged, 5 slow rounds`.
     package var text: String {
         var text = "\(origin): limit reached \(highestLimit) (\(finalLimit) at the end)"
         if let lowestLatency, let medianLatency {
@@ -42,7 +43,7 @@ package struct OriginReport: Sendable, Equatable {
         }
         text +=
             "; cut for \(timeouts) timeouts, \(overloaded) 503/429 replies, \(refused) refused, \(resets) reset, "
-            + "\(unacknowledged) unacknowledged, \(slowReplies) slow replies"
+            + "\(unacknowledged) unacknowledged, \(slowRounds) slow rounds"
         return text
     }
 }

@@ -65,6 +65,23 @@ final class OriginLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.summary.lowest, .milliseconds(750), "6 in flight, before it grew")
     }
 
+    func testARoundIsSlowOnlyIfItsFastestReplyIs() {
+        // 100 in flight at 50 ms; the client reads most replies late (a burst of TLS handshakes on
+        // its thread), but a few come at 50 ms: the server is not queueing.
+        var limiter = OriginLimiter(cap: 100)
+        limiter.succeeded(latency: .milliseconds(50), reused: true, inFlight: 99)
+        for index in 0..<99 {
+            let latency: Duration = index % 10 == 0 ? .milliseconds(55) : .milliseconds(400)
+            limiter.succeeded(latency: latency, reused: true, inFlight: 99)
+        }
+        XCTAssertNil(limiter.summary.cuts[.latency], "a round with a fast reply in it")
+        XCTAssertEqual(limiter.limit, 100)
+        // Every reply of the next round at 200 ms: the server queues them all.
+        for _ in 0..<99 { limiter.succeeded(latency: .milliseconds(200), reused: true, inFlight: 99) }
+        XCTAssertEqual(limiter.summary.cuts[.latency], 1, "one cut, at the round's end")
+        XCTAssertEqual(limiter.limit, 50, "to limit × 2 × 50 / 200")
+    }
+
     func testANewConnectionsHandshakeIsNoQueue() {
         // 50 ms round trips: a kept connection answers in 50 ms, a new TLS one in 150 ms.
         var limiter = OriginLimiter(cap: 256, initial: 4)

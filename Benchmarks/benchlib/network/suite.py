@@ -8,7 +8,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from ..common import CONCURRENCY, FLOOR_CLIENT, REPO, BenchError, loadavg, median
+from ..common import CONCURRENCY, FLOOR_CLIENT, FLOOR_USER_AGENT, REPO, BenchError, loadavg, median
 from ..control import register_bulk
 from ..daemon import Daemon
 from ..memory import MemorySampler
@@ -118,7 +118,8 @@ class NetworkSuite:
                 urls = d / "urls"
                 urls.write_text("".join(u + "\n" for u in work.urls()))
                 if kind == "floor":
-                    argv = list(prefix) + [binary, "--urls", urls, "--parallel", CONCURRENCY, "--http", http]
+                    argv = list(prefix) + [binary, "--urls", urls, "--parallel", CONCURRENCY, "--http", http,
+                                           "--user-agent", FLOOR_USER_AGENT]
                     if work.scheme == "https":
                         argv += ["--cafile", ca]
                 else:
