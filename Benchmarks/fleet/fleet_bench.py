@@ -799,7 +799,9 @@ class Bench:
         n = a.cpu_sessions or (16 if self.quick else 200)
         budget = a.cpu_budget or (5 if self.quick else 25)
         later = a.cpu_later if a.cpu_later is not None else (3 if self.quick else 30)
-        sweep = [int(x) for x in (a.sweep or ("4" if self.quick else "1,2,4,8,16,32")).split(",") if x]
+        # --sweep '' is no sweep: only an absent option takes the default.
+        default_sweep = "4" if self.quick else "1,2,4,8,16,32"
+        sweep = [int(x) for x in (default_sweep if a.sweep is None else a.sweep).split(",") if x.strip()]
         iterations = a.cpu_iterations or int(subprocess.run(
             [sys.executable, HERE / "cpu_app.py", "--calibrate", str(a.cpu_ms)], capture_output=True, text=True,
             check=True).stdout)

@@ -76,10 +76,11 @@ final class RunJournal {
     /// Entries of any kind the journal dropped since the run began.
     var entriesDropped: Int { journal.droppedEntries - droppedAtStart }
 
-    /// Journals one call's outcome by the rules above.
+    /// Journals one call's outcome by the rules above. The session's `label` is read only for an
+    /// entry of its own (an ended call's group names none; reading it costs ~600 instructions).
     func callFinished(
-        session: SessionID, label: String?, endpoint: String, url: String?, outcome: CallOutcome, attempts: Int,
-        duration: Duration
+        session: SessionID, label: @autoclosure () -> String?, endpoint: String, url: String?, outcome: CallOutcome,
+        attempts: Int, duration: Duration
     ) {
         if case .ended(let status) = outcome {
             addToBatch(session, BatchKey(endpoint: endpoint, status: status), url: url)
@@ -94,7 +95,7 @@ final class RunJournal {
         if let url { fields.append(JournalField(.url, url)) }
         if let status = outcome.httpStatus { fields.append(JournalField(.httpStatus, status)) }
         if let cause = outcome.cause { fields.append(JournalField(.error, cause)) }
-        if let label { fields.append(JournalField(.sessionLabel, label)) }
+        if let label = label() { fields.append(JournalField(.sessionLabel, label)) }
         var message = "Session \(session) \(outcome.word) at \(endpoint)"
         if let status = outcome.httpStatus { message += " (HTTP \(status))" }
         if let cause = outcome.cause { message += ": \(cause)" }
