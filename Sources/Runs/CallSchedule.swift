@@ -51,6 +51,10 @@ struct CallSchedule {
     /// The connect timeout for a new request of `origin` (a number): its limiter's, if it has one.
     func connectTimeout(_ origin: Int) -> Duration? { limiters[origin]?.connectTimeout }
 
+    /// How long a SYN of `origin` (a number) may wait before it counts as lost: its limiter's
+    /// (``OriginLimiter/synTimeout``), if it has one.
+    func synTimeout(_ origin: Int) -> Duration? { limiters[origin]?.synTimeout }
+
     /// What the run report says of each origin with an adaptive limit.
     var originReports: [OriginReport] {
         zip(line.origins, limiters).compactMap { origin, limiter in

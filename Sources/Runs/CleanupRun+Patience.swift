@@ -21,7 +21,7 @@ extension CleanupRun {
     /// and its kernel drops what follows) is not in any queue of the server's. Waiting for it
     /// would only wait out the budget, so it goes again at once on a new connection, as no
     /// attempt (``resend(_:_:)``); so does a request whose SYN is still unanswered after its
-    /// origin's connect timeout. Either cuts the origin's adaptive limit to the requests the
+    /// origin's connect timeout (``OriginLimiter/synTimeout``). Either cuts the origin's adaptive limit to the requests the
     /// server did take (``OriginLimiter/connectionsLost(_:inFlight:)``).
     func keepTimeouts() {
         let now = loop.clock.now()
@@ -30,9 +30,10 @@ extension CleanupRun {
         var lost: [Int: (count: Int, inFlight: Int)] = [:]
         for slot in schedule.underWayInOrder {
             guard case .inFlight(let id) = schedule[slot].state else { continue }
-            if lostAtAcceptQueue(slot, id, now: now) {
+            if let loss = lostAtAcceptQueue(slot, id, now: now) {
                 let origin = schedule[slot].origin
                 if let origin { lost[origin, default: (0, schedule.inFlight(at: origin))].count += 1 }
+                if loss == .syn { schedule[slot].connectTimeouts += 1 }
                 resend(slot, id)
                 changed = true
                 continue
@@ -59,18 +60,23 @@ extension CleanupRun {
         }
     }
 
+    /// What of a request its server's full accept queue dropped.
+    enum AcceptQueueLoss { case request, syn }
+
     /// Whether the request of the call in `slot`, transfer `id`, is lost at its server's full
     /// accept queue: written to a connection whose server's TCP acknowledged none of it, after
-    /// ``unacknowledgedAfter``; or still waiting for its SYN-ACK after its origin's connect
-    /// timeout (``OriginLimiter/connectTimeout``: known once the origin answered a request on a
-    /// new connection) — a SYN dropped waits for the kernel's retransmission, 1 s, then 3 s.
-    private func lostAtAcceptQueue(_ slot: Int, _ id: TransferID, now: MonotonicInstant) -> Bool {
-        guard let attempt = schedule[slot].attemptStart else { return false }
+    /// ``unacknowledgedAfter`` (`.request`); or its SYN still waiting for a SYN-ACK after its
+    /// origin's connect timeout (`.syn`; ``OriginLimiter/synTimeout``) — a SYN dropped waits
+    /// for the kernel's retransmission, 1 s, then 3 s. A call's SYNs count so at most
+    /// ``OriginLimiter/connectRetries`` times: then it waits for the kernel's.
+    private func lostAtAcceptQueue(_ slot: Int, _ id: TransferID, now: MonotonicInstant) -> AcceptQueueLoss? {
+        guard let attempt = schedule[slot].attemptStart else { return nil }
         let age = now.duration(since: attempt)
-        if age >= Self.unacknowledgedAfter, transport.requestUnacknowledged(id) { return true }
-        guard let origin = schedule[slot].origin, let connect = schedule.connectTimeout(origin), age >= connect
-        else { return false }
-        return transport.connectPending(id)
+        if age >= Self.unacknowledgedAfter, transport.requestUnacknowledged(id) { return .request }
+        guard let origin = schedule[slot].origin, schedule[slot].connectTimeouts < OriginLimiter.connectRetries,
+            let connect = schedule.synTimeout(origin), age >= connect
+        else { return nil }
+        return transport.connectPending(id) ? .syn : nil
     }
 
     /// The request of the call in `slot`, transfer `id`, never reached the server: its transfer

@@ -7,7 +7,9 @@
 ///   `Concurrency=fixed`. Starting small (4, slow start) cost a fast server 0.37 s of a 2.1 s
 ///   run (nginx, 50 ms round trip, 10,000 calls: +17 %, measured), where a small server's
 ///   overflow is found within a round trip: SYNs its full accept queue dropped are seen waiting
-///   (``connectionsLost(_:inFlight:)``) and the limit falls at once to what it did accept.
+///   (``connectionsLost(_:inFlight:)``) and the limit falls at once to what it did accept —
+///   before the origin answered anything, after ``firstConnectTimeout``, ahead of the kernel's
+///   retransmission of the whole first wave.
 /// - **Growth.** Each success whose latency stays within ``tolerance`` (2×) of the lowest seen
 ///   (of requests on a new connection, or of those on a kept one: handshakes are no queue;
 ///   at least ``latencyFloor``) adds 1 while below the slow-start threshold — the limit doubles per round trip, so 4
@@ -104,6 +106,17 @@ struct OriginLimiter {
 
     /// Connect timeouts a call retries after at most: then it leaves the connection to the kernel.
     static let connectRetries = 3
+
+    /// How long a SYN may wait for its SYN-ACK before it counts as dropped by a full accept
+    /// queue, while the origin has answered no request on a new connection (``connectTimeout``
+    /// unknown): under the kernel's first retransmission (1 s), which would send every SYN of
+    /// the first wave again at once — a fleet's daemons whose whole first wave was dropped
+    /// (issue 25). A server more than 600 ms away costs a call at most ``connectRetries`` new
+    /// handshakes before the kernel's own.
+    static let firstConnectTimeout = Duration.milliseconds(600)
+
+    /// How long a request's SYN may wait before it counts as lost at the accept queue.
+    var synTimeout: Duration { connectTimeout ?? Self.firstConnectTimeout }
 
     /// ``connectTimeout`` for a lowest latency of `microseconds` on a new connection.
     static func connectTimeout(lowestNew microseconds: Int64) -> Duration {

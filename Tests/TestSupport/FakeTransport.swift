@@ -49,8 +49,11 @@ final class FakeTransport: HTTPTransport {
     /// Transfers still waiting for their connection's handshake (``connectPending(_:)``).
     var connecting: Set<TransferID> = []
 
+    /// Every pending transfer waits for its handshake (a server that takes no connection).
+    var allConnecting = false
+
     func connectPending(_ id: TransferID) -> Bool {
-        connecting.contains(id) && pending.contains { $0.id == id }
+        (allConnecting || connecting.contains(id)) && pending.contains { $0.id == id }
     }
 
     func requestUnacknowledged(_ id: TransferID) -> Bool {

@@ -412,6 +412,34 @@ final class CleanupRunTests: XCTestCase {
         XCTAssertEqual(report?.origins.first?.unacknowledged, 6)
     }
 
+    func testAFirstWaveWhoseSYNsWereAllDroppedIsCutBeforeTheKernelSendsThemAgain() throws {
+        // A fleet's daemon whose whole first wave the server's full accept queue dropped: no
+        // answer, so no connect timeout known; the kernel would send all 10 SYNs again at 1 s.
+        let sessions = (0..<10).map { session("w\($0)") }
+        begin(makeRun(sessions, maxConcurrent: 10, maxAttempts: 1))
+        transport.connecting = Set(transport.pending.map(\.id))
+        try advance(.milliseconds(500))
+        XCTAssertEqual(transport.cancelled.count, 0, "a SYN may wait 600 ms")
+        try advance(.milliseconds(250))
+        XCTAssertEqual(transport.cancelled.count, 10, "before the kernel's retransmission at 1 s")
+        XCTAssertEqual(transport.pending.count, 1, "the limit cut to 1: the server took none")
+        while transport.complete(with: FakeTransport.reply(200)) {
+            try advance(.milliseconds(10))
+        }
+        XCTAssertEqual(report?.callCounts, ["ended": 10], "as no attempt, though MaxAttempts=1")
+        XCTAssertEqual(report?.origins.first?.unacknowledged, 10)
+    }
+
+    func testACallsSYNCountsAsLostAtMostThreeTimesThenWaitsForTheKernel() throws {
+        let sessions = [session("far")]
+        begin(makeRun(sessions, budget: .seconds(20)))
+        transport.allConnecting = true  // a server farther than 600 ms, or one that takes nothing
+        for _ in 0..<24 { try advance(.milliseconds(250)) }
+        XCTAssertEqual(transport.started.count, 4, "the first request and 3 new handshakes, then the kernel's")
+        XCTAssertEqual(transport.pending.count, 1)
+        XCTAssertNil(report)
+    }
+
     func testAConnectLostAtAFullAcceptQueueIsTriedAgainAtOnceOnANewConnection() throws {
         let sessions = (0..<5).map { session("c\($0)") }
         var small = endpoint("auth")
