@@ -3,8 +3,9 @@ suite creates for itself, where the only address used is its own loopback 127.0.
 
 - the server is a real nginx (Debian's nginx-light), a fresh one per measurement, listening on
   one port per origin (PORT_BASE + i), answering `{"success": true}` to every request;
-- a 50 ms round trip is added by Benchmarks/NetDelay/netdelay (an iptables NFQUEUE rule sends
-  every TCP packet the server sends to it; it holds each 50 ms) — this kernel has no sch_netem;
+- a 50 ms round trip is added by Benchmarks/NetDelay/netdelay (an iptables NFQUEUE rule in
+  INPUT sends every TCP packet the server sent to it, after loopback released it from the
+  server's socket; it holds each 50 ms) — this kernel has no sch_netem;
 - the clients, side by side in one run and in turn: the daemon (SIGTERM → exit, sessions
   registered first), optionally the same daemon at its second start (--daemon-warm) and a
   baseline daemon binary (--baseline-daemon: "before"), the C floor (Benchmarks/Floor/floor.c:
