@@ -21,8 +21,9 @@ extension CleanupRun {
     /// and its kernel drops what follows) is not in any queue of the server's. Waiting for it
     /// would only wait out the budget, so it goes again at once on a new connection, as no
     /// attempt (``resend(_:_:)``); so does a request whose SYN is still unanswered after its
-    /// origin's connect timeout (``OriginLimiter/synTimeout``). Either cuts the origin's adaptive limit to the requests the
-    /// server did take (``OriginLimiter/connectionsLost(_:inFlight:)``).
+    /// origin's connect timeout (``OriginLimiter/synTimeout``). Either cuts the origin's
+    /// adaptive limit to the requests the server did take
+    /// (``OriginLimiter/connectionsLost(_:inFlight:)``).
     func keepTimeouts() {
         let now = loop.clock.now()
         var changed = false
